@@ -1,0 +1,49 @@
+# make demo / make test install everything they need on Debian 12 (as root).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux python3-venv python3-pip
+DEMO_ARGS ?= {"duration_s": 2}
+
+.PHONY: all deps venv test unit functional lint demo genconfig bench clean
+
+all: test
+
+deps:
+	@if ! dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
+		echo "installing $(APT_PACKAGES)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PACKAGES); \
+	fi
+
+$(BIN)/nsb: setup.cfg pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip setuptools wheel
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+venv: $(BIN)/nsb
+
+lint: venv
+	$(BIN)/ruff check nsb tests benchmarks
+
+unit: venv
+	$(BIN)/pytest -q tests/unit
+
+functional: deps venv
+	$(BIN)/pytest -q tests/functional
+
+test: deps venv lint
+	$(BIN)/pytest -v -rs tests
+
+demo: deps venv
+	$(BIN)/nsb task start samples/tc_testpmd_netns_rfc2544.yaml --task-args '$(DEMO_ARGS)'
+
+genconfig: venv
+	$(BIN)/oslo-config-generator --config-file etc/nsb/nsb-config-generator.conf
+
+bench: deps venv
+	$(BIN)/python benchmarks/bench_cli_startup.py
+	$(BIN)/python benchmarks/bench_trial_overhead.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,3 @@
+"""nsb: Network Services Benchmarking."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from nsb.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,192 @@
+"""The `nsb` command line.
+
+Heavy imports (oslo.config, rich, stevedore) happen inside the commands so that
+`nsb --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import uuid
+from pathlib import Path
+
+from nsb import __version__
+from nsb.errors import Interrupted, NsbError
+
+LOG = logging.getLogger("nsb")
+
+
+def _task_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="task file (YAML, may use Jinja2)")
+    parser.add_argument("--task-args", metavar="JSON",
+                        help="template variables as a JSON object, e.g. '{\"duration_s\": 5}'")
+    parser.add_argument("--task-args-file", metavar="FILE",
+                        help="template variables from a YAML or JSON file")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nsb", description="Network Services Benchmarking: RFC 2544 throughput, latency "
+        "and NFVi KPIs of VNFs and vSwitches, from YAML task files.")
+    parser.add_argument("--version", action="version", version=f"nsb {__version__}")
+    parser.add_argument("--config-file", action="append", metavar="FILE",
+                        help="configuration file (default: /etc/nsb/nsb.conf if present)")
+    parser.add_argument("--debug", action="store_true",
+                        help="debug logging and tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    task = sub.add_parser("task", help="validate or run task files")
+    task_sub = task.add_subparsers(dest="task_command", metavar="ACTION")
+    task_sub.required = True
+    start = task_sub.add_parser("start", help="run a task")
+    _task_args(start)
+    start.add_argument("--dry-run", action="store_true",
+                       help="print the resolved plan and stop; touches nothing")
+    start.add_argument("--results-dir", metavar="DIR",
+                       help="override results_dir from the configuration")
+    start.set_defaults(handler=cmd_task_start)
+    validate = task_sub.add_parser("validate", help="check a task file without running it")
+    _task_args(validate)
+    validate.set_defaults(handler=cmd_task_validate)
+
+    plugin = sub.add_parser("plugin", help="installed plugins")
+    plugin_sub = plugin.add_subparsers(dest="plugin_command", metavar="ACTION")
+    plugin_sub.required = True
+    plugin_list = plugin_sub.add_parser("list", help="list plugins with their descriptions")
+    plugin_list.add_argument("namespace", nargs="?",
+                             help="e.g. nsb.vnfs or vnfs (default: all namespaces)")
+    plugin_list.set_defaults(handler=cmd_plugin_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    try:
+        return args.handler(args) or 0
+    except Interrupted as exc:
+        print(f"nsb: {exc}", file=sys.stderr)
+        return 128 + getattr(signal, exc.signame, signal.SIGTERM)
+    except NsbError as exc:
+        if args.debug:
+            LOG.exception("error")
+        print(f"nsb: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("nsb: interrupted", file=sys.stderr)
+        return 130
+
+
+def _setup_logging(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    handler.setLevel(logging.DEBUG if debug else logging.WARNING)
+
+
+def _load_task(args):
+    from nsb.task import loader, render
+
+    task_args = render.parse_task_args(args.task_args, args.task_args_file)
+    return loader.load(args.file, task_args)
+
+
+def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):
+    from nsb import engine
+    from nsb.runinfo import RunInfo
+
+    task_id = uuid.uuid4().hex[:8]
+    base = Path(results_dir or conf.results_dir)
+    run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run)
+    return engine.plan(task, run)
+
+
+def cmd_task_validate(args) -> int:
+    from nsb import config
+
+    conf = config.load(args.config_file)
+    task = _load_task(args)
+    _plan(args, conf, task, dry_run=True)
+    print(f"{args.file}: valid ({len(task.scenarios)} scenario(s))")
+    return 0
+
+
+def cmd_task_start(args) -> int:
+    from nsb import config
+
+    conf = config.load(args.config_file)
+    task = _load_task(args)
+    plan = _plan(args, conf, task, args.results_dir, dry_run=args.dry_run)
+    if args.dry_run:
+        import yaml
+
+        print(yaml.safe_dump(plan.describe(), sort_keys=False, default_flow_style=False), end="")
+        return 0
+    return _run(plan, conf)
+
+
+def _run(plan, conf) -> int:
+    from rich.console import Console
+
+    from nsb import engine
+    from nsb.outputs import records
+    from nsb.progress import Progress
+    from nsb.report import table
+
+    run = plan.run
+    for directory in (run.results_dir, Path(conf.log_dir)):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise NsbError(f"cannot create {directory}: {exc.strerror} (set results_dir/log_dir "
+                           "in nsb.conf, or --results-dir)") from None
+    log_file = logging.FileHandler(Path(conf.log_dir) / f"{run.task_id}.log")
+    log_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(log_file)
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=170)  # a pipe or file gets the whole table unwrapped
+    err = Console(stderr=True)
+    err.print(f"task {run.task_id}: {plan.task.file.name} -> {run.results_dir}", highlight=False)
+    progress = Progress(err)
+    try:
+        with progress:
+            engine.execute(plan, [progress.handle])
+    finally:
+        logging.getLogger().removeHandler(log_file)
+        log_file.close()
+        by_scenario: dict[str, list] = {}
+        for event in progress.results:
+            by_scenario.setdefault(event.scenario, []).append(records.result_record(event))
+        for scenario, results in by_scenario.items():
+            out.print(table.render(results, title=f"{scenario} (task {run.task_id})"))
+        out.print(f"Results: {run.results_dir / 'results.json'}", highlight=False)
+    return 0
+
+
+def cmd_plugin_list(args) -> int:
+    from nsb import plugins
+
+    namespace = args.namespace
+    if namespace and not namespace.startswith("nsb."):
+        namespace = f"nsb.{namespace}"
+    if namespace and namespace not in plugins.NAMESPACES:
+        raise NsbError(f"unknown plugin namespace '{args.namespace}'; namespaces: "
+                       f"{', '.join(plugins.NAMESPACES)}")
+    current = None
+    for info in plugins.describe_all(namespace):
+        if info.namespace != current:
+            current = info.namespace
+            print(f"{current}:")
+        print(f"  {info.name:<24} {info.summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Configuration (oslo.config): /etc/nsb/nsb.conf or --config-file.
+
+``oslo-config-generator --namespace nsb`` turns list_opts() into
+etc/nsb/nsb.conf.sample (``tox -e genconfig``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from oslo_config import cfg
+
+from nsb.errors import NsbError
+
+DEFAULT_CONFIG_FILE = "/etc/nsb/nsb.conf"
+
+DEFAULT_OPTS = [
+    cfg.StrOpt("results_dir", default="/var/lib/nsb/results",
+               help="Where each task's results go, one directory per task id "
+                    "(results.json, events.jsonl, logs/)."),
+    cfg.StrOpt("log_dir", default="/var/log/nsb",
+               help="Where nsb writes its own log, one file per task id (<task_id>.log)."),
+    cfg.FloatOpt("vnf_start_timeout", default=30.0, min=1.0,
+                 help="Seconds a VNF or generator may take to become ready."),
+]
+
+
+def list_opts():
+    """Options by group, for oslo-config-generator."""
+    return [("DEFAULT", DEFAULT_OPTS)]
+
+
+def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:
+    """Read the given files, else /etc/nsb/nsb.conf if present, else the defaults."""
+    conf = cfg.ConfigOpts()
+    for group, opts in list_opts():
+        conf.register_opts(opts, group=None if group == "DEFAULT" else group)
+    files = list(config_files or [])
+    for path in files:
+        if not os.path.isfile(path):
+            raise NsbError(f"config file not found: {path}")
+    if not files and os.path.isfile(DEFAULT_CONFIG_FILE):
+        files = [DEFAULT_CONFIG_FILE]
+    try:
+        conf(args=[], project="nsb", default_config_files=files, default_config_dirs=[])
+    except cfg.Error as exc:
+        raise NsbError(f"bad configuration: {exc}") from None
+    return conf

@@ -1,0 +1,1 @@
+"""Contexts: where nodes come from (embedded lab, bare-metal pod, VMs)."""

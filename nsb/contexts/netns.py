@@ -1,0 +1,124 @@
+"""The embedded lab: nodes are network namespaces, links are veth pairs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+
+from nsb.contexts import topology
+from nsb.contexts.base import Context
+from nsb.errors import PrerequisiteError, RunError
+from nsb.executors.local import NetnsExecutor
+
+LOG = logging.getLogger(__name__)
+
+PREFIX = "nsb-"
+
+
+class NetnsContext(Context):
+    """Embedded lab on this machine: a network namespace per node, a veth pair per link."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "required": ["nodes"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string"},
+            "nodes": topology.NODES_SCHEMA,
+            "links": topology.LINKS_SCHEMA,
+        },
+    }
+
+    def __init__(self, spec, options, run):
+        super().__init__(spec, options, run)
+        self.nodes = topology.build_nodes(options["nodes"])
+        self.links = topology.build_links(options.get("links", []), self.nodes, spec.where)
+        topology.assign_addresses(self.nodes, self.links)
+        self.connect_peers()
+        self._created_netns: list[str] = []
+
+    def netns_name(self, node: str) -> str:
+        return f"{PREFIX}{self.run.task_id}-{node}"
+
+    def _veth_name(self, index: int, side: str) -> str:
+        return f"nsb{self.run.task_id[:8]}{side}{index}"  # <= 15 characters
+
+    def deploy(self) -> None:
+        if os.geteuid() != 0:
+            raise PrerequisiteError("the netns context needs root to create network namespaces "
+                                    "and veth pairs: run nsb as root (or with sudo)")
+        if not shutil.which("ip"):
+            raise PrerequisiteError("the netns context needs the 'ip' command (apt-get install "
+                                    "iproute2)")
+        for node in self.nodes.values():
+            ns = self.netns_name(node.name)
+            self._created_netns.append(ns)
+            _ip("netns", "add", ns)
+            node.executor = NetnsExecutor(ns)
+            node.executor.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                               "net.ipv6.conf.default.disable_ipv6=1"])
+            _ip("-n", ns, "link", "set", "lo", "up")
+        for index, link in enumerate(self.links):
+            left, right = self._veth_name(index, "a"), self._veth_name(index, "b")
+            _ip("link", "add", left, "type", "veth", "peer", "name", right)
+            for temp, end in ((left, link.a), (right, link.b)):
+                self._move(temp, end.node, self.nodes[end.node].interfaces[end.interface])
+        for node in self.nodes.values():  # interfaces without a link are dummies
+            for iface in node.interfaces.values():
+                if iface.peer is None:
+                    ns = self.netns_name(node.name)
+                    _ip("-n", ns, "link", "add", iface.name, "type", "dummy")
+                    self._configure(ns, iface)
+        LOG.info("netns lab up: %s", ", ".join(self._created_netns))
+
+    def _move(self, temp: str, node: str, iface) -> None:
+        ns = self.netns_name(node)
+        _ip("link", "set", temp, "netns", ns)
+        _ip("-n", ns, "link", "set", temp, "name", iface.name)
+        self._configure(ns, iface)
+
+    @staticmethod
+    def _configure(ns: str, iface) -> None:
+        _ip("-n", ns, "link", "set", iface.name, "address", iface.mac, "mtu", str(iface.mtu))
+        if iface.ip:
+            _ip("-n", ns, "addr", "add", iface.ip, "dev", iface.name)
+        _ip("-n", ns, "link", "set", iface.name, "up")
+
+    def undeploy(self) -> None:
+        for node in self.nodes.values():
+            if node.executor:
+                node.executor.stop_all()
+        for ns in reversed(self._created_netns):
+            kill_netns_processes(ns)
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        self._created_netns.clear()
+        # veth pairs still in the root namespace after a failed deploy
+        for index in range(len(self.links)):
+            subprocess.run(["ip", "link", "delete", self._veth_name(index, "a")],
+                           capture_output=True)
+
+
+def kill_netns_processes(ns: str) -> None:
+    """SIGKILL whatever still runs in ``ns``: nothing a run started may outlive it."""
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    for pid in re.findall(r"\d+", pids):
+        try:
+            os.kill(int(pid), 9)
+        except ProcessLookupError:
+            pass
+
+
+def _ip(*args: str) -> None:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RunError(f"ip {' '.join(args)} failed: {done.stderr.strip()}")
+
+
+def leftovers(task_id: str) -> list[str]:
+    """Namespaces of ``task_id`` that still exist (for tests and `nsb` checks)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines()
+            if line.startswith(f"{PREFIX}{task_id}-")]

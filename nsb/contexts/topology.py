@@ -1,0 +1,101 @@
+"""Nodes and links declared in the task itself, with deterministic addressing."""
+
+from __future__ import annotations
+
+import hashlib
+
+from nsb.contexts.base import Endpoint, Interface, Link, Node
+from nsb.task.model import Where
+
+INTERFACE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"},
+        "ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+/\d+$"},
+        "mtu": {"type": "integer", "minimum": 68, "maximum": 9216},
+    },
+}
+
+NODES_SCHEMA = {
+    "type": "object",
+    "minProperties": 1,
+    "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
+    "additionalProperties": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["interfaces"],
+        "properties": {
+            "role": {"type": "string"},
+            "interfaces": {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,14}$"},
+                "additionalProperties": {"anyOf": [INTERFACE_SCHEMA, {"type": "null"}]},
+            },
+        },
+    },
+}
+
+LINKS_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "array", "minItems": 2, "maxItems": 2,
+        "items": {"type": "string", "pattern": "^[^:]+:[^:]+$"},
+    },
+}
+
+
+def stable_mac(*parts: str) -> str:
+    """A locally administered unicast MAC derived from names: same task, same MACs."""
+    digest = hashlib.sha1(":".join(parts).encode()).digest()
+    return "02:" + ":".join(f"{b:02x}" for b in digest[:5])
+
+
+def build_nodes(raw_nodes: dict) -> dict[str, Node]:
+    nodes = {}
+    for name, raw in raw_nodes.items():
+        interfaces = {}
+        for if_name, if_raw in (raw.get("interfaces") or {}).items():
+            if_raw = if_raw or {}
+            interfaces[if_name] = Interface(
+                name=if_name, mac=(if_raw.get("mac") or stable_mac(name, if_name)).lower(),
+                ip=if_raw.get("ip", ""), mtu=if_raw.get("mtu", 1500))
+        nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces)
+    return nodes
+
+
+def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[Link]:
+    """Parse ``[node:if, node:if]`` pairs; each interface joins at most one link."""
+    links = []
+    used: dict[Endpoint, int] = {}
+    for index, pair in enumerate(raw_links):
+        ends = []
+        for side, text in enumerate(pair):
+            node_name, if_name = text.split(":", 1)
+            if node_name not in nodes:
+                raise where.error(f"link to undefined node '{node_name}'; nodes: "
+                                  f"{', '.join(nodes)}", "links", index, side)
+            if if_name not in nodes[node_name].interfaces:
+                raise where.error(
+                    f"link to undefined interface '{text}'; {node_name} has: "
+                    f"{', '.join(nodes[node_name].interfaces)}", "links", index, side)
+            end = Endpoint(node_name, if_name)
+            if end in used:
+                raise where.error(f"interface '{text}' is already in link {used[end]}",
+                                  "links", index, side)
+            used[end] = index
+            ends.append(end)
+        if ends[0] == ends[1]:
+            raise where.error("a link needs two different interfaces", "links", index)
+        links.append(Link(ends[0], ends[1]))
+    return links
+
+
+def assign_addresses(nodes: dict[str, Node], links: list[Link]) -> None:
+    """Give each linked interface without an IP 10.<k/256>.<k%256>.1|2/24 for link k."""
+    for index, link in enumerate(links, start=1):
+        for host, end in ((1, link.a), (2, link.b)):
+            iface = nodes[end.node].interfaces[end.interface]
+            if not iface.ip:
+                iface.ip = f"10.{index // 256}.{index % 256}.{host}/24"

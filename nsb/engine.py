@@ -1,0 +1,234 @@
+"""Plan (bind plugins to the task) and run (deploy, drive traffic, tear down).
+
+Teardown always runs, in reverse order, on success, error, SIGINT and SIGTERM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from nsb import platform, plugins
+from nsb.contexts.base import Context
+from nsb.errors import Interrupted, NsbError
+from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted
+from nsb.outputs.base import Output
+from nsb.runinfo import RunInfo
+from nsb.runners.base import Runner
+from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
+from nsb.traffic_profiles.base import Session, TrafficProfile
+from nsb.vnfs.base import TrafficGen, Vnf
+
+LOG = logging.getLogger(__name__)
+
+VNF_START_TIMEOUT_S = 30.0
+
+
+@dataclass
+class ScenarioPlan:
+    spec: ScenarioSpec
+    vnfs: list[Vnf]
+    generator: TrafficGen
+    profile: TrafficProfile
+    runner: Runner
+
+
+@dataclass
+class Plan:
+    task: Task
+    run: RunInfo
+    context: Context
+    scenarios: list[ScenarioPlan]
+    outputs: list[Output] = field(default_factory=list)
+
+    def describe(self) -> dict:
+        """The resolved plan, as ``--dry-run`` prints it and results record it."""
+        return {
+            "task_id": self.run.task_id,
+            "task_file": str(self.task.file),
+            "context": self.context.describe(),
+            "scenarios": [{
+                "name": s.spec.name,
+                "vnfs": {v.name: v.describe() for v in s.vnfs},
+                "traffic_generator": {s.generator.name: s.generator.describe()},
+                "traffic_profile": s.profile.describe(),
+                "runner": s.runner.describe(),
+            } for s in self.scenarios],
+            "outputs": [o.describe() for o in self.outputs],
+        }
+
+
+def _instance(namespace: str, spec: PluginSpec, *args):
+    cls = plugins.load_class(namespace, spec)
+    options = plugins.check_options(cls, spec)
+    return cls, cls(spec, options, *args)
+
+
+def plan(task: Task, run: RunInfo) -> Plan:
+    """Look every plugin up, check its options, bind VNFs to nodes. Touches nothing."""
+    _, context = _instance("nsb.contexts", task.context, run)
+    scenarios = []
+    for scenario in task.scenarios:
+        vnfs = [_vnf(spec, context, run) for spec in scenario.vnfs]
+        generator = _vnf(scenario.generator, context, run)
+        if not isinstance(generator, TrafficGen):
+            raise scenario.generator.type_error(
+                f"'{scenario.generator.type}' is not a traffic generator; generators: "
+                f"{', '.join(_generator_names())}")
+        _, profile = _instance("nsb.traffic_profiles", scenario.profile, run)
+        _, runner = _instance("nsb.runners", scenario.runner, run)
+        scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner))
+    outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]
+    return Plan(task, run, context, scenarios, outputs)
+
+
+def _vnf(spec: VnfSpec, context: Context, run: RunInfo) -> Vnf:
+    if spec.node not in context.nodes:
+        raise spec.where.error(f"unknown node '{spec.node}'; the context has: "
+                               f"{', '.join(context.nodes)}", "node")
+    cls = plugins.load_class("nsb.vnfs", spec)
+    options = plugins.check_options(cls, spec)
+    return cls(spec, options, context.nodes[spec.node], context, run)
+
+
+def _generator_names() -> list[str]:
+    names = []
+    for name in plugins.available("nsb.vnfs"):
+        try:
+            from stevedore import driver
+
+            cls = driver.DriverManager("nsb.vnfs", name, invoke_on_load=False).driver
+        except Exception:  # a broken third-party plugin must not hide this error
+            continue
+        if isinstance(cls, type) and issubclass(cls, TrafficGen):
+            names.append(name)
+    return names
+
+
+class EventBus:
+    """Delivers each event to every output and listener, in order.
+
+    A failing output is logged and dropped so that the others keep their data.
+    """
+
+    def __init__(self, outputs: Iterable[Output], listeners: Iterable[Callable[[Event], None]]):
+        self.outputs = list(outputs)
+        self.listeners = list(listeners)
+
+    def open(self) -> None:
+        for output in list(self.outputs):
+            output.open()
+
+    def emit(self, event: Event) -> None:
+        for output in list(self.outputs):
+            try:
+                output.handle(event)
+            except Exception:
+                LOG.exception("output %s failed on %s; it is disabled for this run",
+                              output.spec.type, type(event).__name__)
+                self.outputs.remove(output)
+        for listener in self.listeners:
+            listener(event)
+
+    def close(self) -> None:
+        for output in self.outputs:
+            try:
+                output.close()
+            except Exception:
+                LOG.exception("output %s failed to close", output.spec.type)
+
+
+@contextlib.contextmanager
+def signals_raise_interrupted():
+    """SIGINT/SIGTERM become Interrupted in the main thread; later ones wait for teardown."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = []
+
+    def handler(signum, _frame):
+        name = signal.Signals(signum).name
+        if fired:
+            LOG.warning("%s received again: still cleaning up", name)
+            return
+        fired.append(name)
+        raise Interrupted(name)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> None:
+    """Run the plan; every event reaches the outputs, TaskFinished always comes last."""
+    run = plan.run
+    bus = EventBus(plan.outputs, listeners)
+    started = time.monotonic()
+    status, message = "ok", ""
+    with signals_raise_interrupted():
+        try:
+            bus.open()
+            bus.emit(TaskStarted(run.task_id, "", task_file=str(plan.task.file),
+                                 description=plan.task.description, plan=plan.describe(),
+                                 results_dir=str(run.results_dir)))
+            with contextlib.ExitStack() as teardown:
+                teardown.callback(plan.context.undeploy)
+                LOG.info("deploying %s context", plan.context.spec.type)
+                plan.context.deploy()
+                for node in plan.context.nodes.values():
+                    bus.emit(PlatformFacts(run.task_id, "", node=node.name,
+                                           facts=platform.collect(node.executor)))
+                for scenario in plan.scenarios:
+                    _run_scenario(scenario, run, bus)
+        except Interrupted as exc:
+            status, message = "interrupted", str(exc)
+            raise
+        except NsbError as exc:
+            status, message = "error", str(exc)
+            raise
+        except BaseException as exc:
+            status, message = "error", f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            bus.emit(TaskFinished(run.task_id, "", status=status, error=message,
+                                  duration_s=time.monotonic() - started))
+            bus.close()
+
+
+def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
+    name = scenario.spec.name
+    with contextlib.ExitStack() as teardown:
+        # systems under test first, the generator last; stopped in reverse
+        for vnf in [*scenario.vnfs, scenario.generator]:
+            teardown.callback(vnf.terminate)
+            LOG.info("%s: starting %s (%s) on %s", name, vnf.name, vnf.spec.type, vnf.node.name)
+            vnf.instantiate()
+        for vnf in [*scenario.vnfs, scenario.generator]:
+            vnf.wait_until_ready(VNF_START_TIMEOUT_S)
+
+        def sample_kpis(trial_index: int) -> None:
+            for vnf in scenario.vnfs:
+                kpis = vnf.collect_kpi()
+                if kpis:
+                    bus.emit(KpiSample(run.task_id, name, source=vnf.name, node=vnf.node.name,
+                                       kpis=kpis, trial_index=trial_index))
+
+        trials_so_far = [0]  # trial indices run on across iterations
+
+        def body(iteration: int, should_stop: Callable[[], bool]) -> None:
+            session = Session(run.task_id, name, iteration, bus.emit, should_stop, sample_kpis,
+                              trial_count=trials_so_far[0])
+            try:
+                scenario.profile.execute(scenario.generator, session)
+            finally:
+                trials_so_far[0] = session.trial_count
+
+        scenario.runner.execute(body)

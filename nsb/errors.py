@@ -1,0 +1,52 @@
+"""Errors a user can act on.
+
+The CLI prints ``str(error)`` as one line and exits 2; anything else is a bug
+and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class NsbError(Exception):
+    """A problem the user can fix: bad input, missing binary, no root."""
+
+    exit_code = 2
+
+
+class TaskError(NsbError):
+    """Bad task file content, located by file, line and key path."""
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None,
+                 key_path: str | None = None):
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key_path = key_path
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "") + ": "
+        key = f"{self.key_path}: " if self.key_path else ""
+        return f"{where}{key}{self.message}"
+
+
+class PluginNotFound(NsbError):
+    """A task names a plugin that is not installed."""
+
+
+class PrerequisiteError(NsbError):
+    """Something the run needs is missing on the machine (binary, root, module)."""
+
+
+class RunError(NsbError):
+    """A component failed while the task ran (process died, timeout)."""
+
+
+class Interrupted(NsbError):
+    """The run was stopped by SIGINT or SIGTERM; teardown still runs."""
+
+    def __init__(self, signame: str):
+        super().__init__(f"interrupted by {signame}; cleaned up")
+        self.signame = signame

@@ -1,0 +1,102 @@
+"""Everything measured is an event, delivered in order to every output.
+
+Outputs never call back into the run; the CLI's progress line is one more
+listener.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from nsb.trial import LatencyStats, Trial, TrialResult
+
+
+@dataclass(frozen=True)
+class Event:
+    task_id: str
+    scenario: str
+    timestamp: float = field(default_factory=time.time, kw_only=True)
+
+
+@dataclass(frozen=True)
+class TaskStarted(Event):
+    """The plan is bound and about to run."""
+
+    task_file: str
+    description: str
+    plan: dict
+    results_dir: str
+
+
+@dataclass(frozen=True)
+class PlatformFacts(Event):
+    """What a node is (CPU, memory, kernel, NICs, versions)."""
+
+    node: str
+    facts: dict
+
+
+@dataclass(frozen=True)
+class TrialStarted(Event):
+    """A trial is about to send traffic; carries the search state for progress."""
+
+    iteration: int
+    trial_index: int
+    trial: Trial
+    rate_pct: float
+    lower_pct: float
+    upper_pct: float
+    trials_left: int
+
+
+@dataclass(frozen=True)
+class TrialDone(Event):
+    """One trial's counters and the profile's verdict on it."""
+
+    iteration: int
+    trial_index: int
+    result: TrialResult
+    verdict: str  # "pass", "fail" or "generator_limited"
+    rate_pct: float
+    lower_pct: float
+    upper_pct: float
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ResultReady(Event):
+    """The answer for one frame size: the highest rate that passed."""
+
+    iteration: int
+    frame_size: int
+    throughput_pps: float
+    throughput_mbps: float
+    line_rate_pct: float
+    loss_pct: float
+    latency: LatencyStats | None
+    limited_by: str  # "dut", "generator", "upper_bound", "none"
+    trials: int
+    tx_packets: int = 0
+    rx_packets: int = 0
+    profile: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KpiSample(Event):
+    """KPIs of one VNF (or node) at one moment, tied to the trial it belongs to."""
+
+    source: str
+    node: str
+    kpis: dict[str, float]
+    trial_index: int | None = None
+
+
+@dataclass(frozen=True)
+class TaskFinished(Event):
+    """The run ended: status is "ok", "error" or "interrupted"."""
+
+    status: str
+    error: str = ""
+    duration_s: float = 0.0

@@ -1,0 +1,1 @@
+"""Outputs: where events go (results file, InfluxDB, ...)."""

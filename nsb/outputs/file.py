@@ -1,0 +1,77 @@
+"""Results as one JSON document (rewritten as results arrive) plus an event log."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from nsb.events import (
+    Event,
+    KpiSample,
+    PlatformFacts,
+    ResultReady,
+    TaskFinished,
+    TaskStarted,
+    TrialDone,
+)
+from nsb.outputs import records
+from nsb.outputs.base import Output
+
+RESULTS_FILE = "results.json"
+EVENTS_FILE = "events.jsonl"
+
+
+class FileOutput(Output):
+    """JSON results file: task, platform facts, every trial, every result, KPIs."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"path": {"type": "string"}},
+    }
+
+    def open(self) -> None:
+        self.path = Path(self.options.get("path") or self.run.results_dir / RESULTS_FILE)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.events = open(self.path.parent / EVENTS_FILE, "a")  # noqa: SIM115
+        self.document = {
+            "task": {"id": self.run.task_id, "file": str(self.run.task.file),
+                     "description": self.run.task.description, "args": dict(self.run.task.args),
+                     "started": time.time(), "finished": None, "status": "running",
+                     "error": ""},
+            "plan": {}, "platform": {}, "trials": [], "results": [], "kpis": [],
+        }
+
+    def handle(self, event: Event) -> None:
+        self.events.write(json.dumps(records.record(event), default=str) + "\n")
+        self.events.flush()
+        doc = self.document
+        if isinstance(event, TaskStarted):
+            doc["plan"] = event.plan
+        elif isinstance(event, PlatformFacts):
+            doc["platform"][event.node] = event.facts
+        elif isinstance(event, TrialDone):
+            doc["trials"].append(records.trial_record(event))
+            self._write()  # a trial's worth of lab time is never lost
+        elif isinstance(event, KpiSample):
+            doc["kpis"].append({"source": event.source, "node": event.node,
+                                "scenario": event.scenario, "trial_index": event.trial_index,
+                                "timestamp": event.timestamp, "kpis": event.kpis})
+        elif isinstance(event, ResultReady):
+            doc["results"].append(records.result_record(event))
+            self._write()
+        elif isinstance(event, TaskFinished):
+            doc["task"].update(finished=event.timestamp, status=event.status, error=event.error,
+                               duration_s=event.duration_s)
+            self._write()
+
+    def _write(self) -> None:
+        temp = self.path.with_suffix(".tmp")
+        temp.write_text(json.dumps(self.document, indent=1, default=str))
+        os.replace(temp, self.path)
+
+    def close(self) -> None:
+        self._write()
+        self.events.close()

@@ -1,0 +1,76 @@
+"""Events as plain JSON-able records; the KPI keys are the stable column names."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from nsb import units
+from nsb.events import (
+    Event,
+    KpiSample,
+    PlatformFacts,
+    ResultReady,
+    TaskFinished,
+    TaskStarted,
+    TrialDone,
+    TrialStarted,
+)
+from nsb.trial import LatencyStats
+
+
+def latency_record(latency: LatencyStats | None) -> dict | None:
+    if latency is None:
+        return None
+    record = {"samples": latency.samples, "min_us": latency.min_us, "avg_us": latency.avg_us,
+              "max_us": latency.max_us}
+    record.update({f"{key}_us": value for key, value in latency.percentiles_us.items()})
+    record["histogram"] = [{"le_us": edge, "count": count} for edge, count in latency.histogram]
+    return record
+
+
+def trial_record(event: TrialDone) -> dict:
+    result = event.result
+    trial = result.trial
+    return {
+        "scenario": event.scenario, "iteration": event.iteration,
+        "trial_index": event.trial_index, "timestamp": event.timestamp,
+        "frame_size": trial.frame_size, "duration_s": trial.duration_s, "flows": trial.flows,
+        "requested_rate_pps": trial.rate_pps, "requested_rate_pct": event.rate_pct,
+        "tx_rate_pps": result.tx_rate_pps, "rx_rate_pps": result.rx_rate_pps,
+        "tx_mbps": units.pps_to_mbps(result.tx_rate_pps, trial.frame_size),
+        "tx_packets": result.tx_packets, "rx_packets": result.rx_packets,
+        "lost_packets": result.lost_packets, "loss_pct": result.loss_pct,
+        "elapsed_s": result.elapsed_s, "generator_limited": result.generator_limited,
+        "verdict": event.verdict, "reason": event.reason,
+        "search_lower_pct": event.lower_pct, "search_upper_pct": event.upper_pct,
+        "latency": latency_record(result.latency), "ports": result.ports,
+        "extra": result.extra,
+    }
+
+
+def result_record(event: ResultReady) -> dict:
+    return {
+        "scenario": event.scenario, "iteration": event.iteration, "timestamp": event.timestamp,
+        "frame_size": event.frame_size, "throughput_pps": event.throughput_pps,
+        "throughput_mbps": event.throughput_mbps, "line_rate_pct": event.line_rate_pct,
+        "loss_pct": event.loss_pct, "latency": latency_record(event.latency),
+        "limited_by": event.limited_by, "trials": event.trials, "profile": event.profile,
+        "tx_packets": event.tx_packets, "rx_packets": event.rx_packets, **event.extra,
+    }
+
+
+def record(event: Event) -> dict:
+    """Any event as ``{"event": name, ...fields}``."""
+    if isinstance(event, TrialDone):
+        body = trial_record(event)
+    elif isinstance(event, ResultReady):
+        body = result_record(event)
+    elif isinstance(event, TrialStarted):
+        body = {"scenario": event.scenario, "trial_index": event.trial_index,
+                "frame_size": event.trial.frame_size, "rate_pps": event.trial.rate_pps,
+                "rate_pct": event.rate_pct, "timestamp": event.timestamp}
+    elif isinstance(event, (KpiSample, PlatformFacts, TaskStarted, TaskFinished)):
+        body = asdict(event)
+    else:
+        body = asdict(event)
+    return {"event": type(event).__name__, "task_id": event.task_id, **body}

@@ -1,0 +1,86 @@
+"""Plugin lookup through stevedore entry points.
+
+A third party adds a context, VNF, generator, profile, runner or output by
+installing a package that declares an entry point in one of NAMESPACES.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+from nsb.task.model import PluginSpec
+from nsb.task.schema import validate
+
+NAMESPACES = {
+    "nsb.contexts": "context",
+    "nsb.vnfs": "VNF",
+    "nsb.traffic_profiles": "traffic profile",
+    "nsb.runners": "runner",
+    "nsb.outputs": "output",
+}
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    namespace: str
+    name: str
+    target: str
+    summary: str
+
+
+def available(namespace: str) -> list[str]:
+    """Installed plugin names in ``namespace`` (without importing them)."""
+    return sorted({ep.name for ep in entry_points(group=namespace)})
+
+
+def load_class(namespace: str, spec: PluginSpec) -> type:
+    """The class registered as ``spec.type``; unknown names list what exists."""
+    from stevedore import driver
+    from stevedore.exception import NoMatches
+
+    try:
+        return driver.DriverManager(namespace, spec.type, invoke_on_load=False).driver
+    except NoMatches:
+        names = available(namespace)
+        close = difflib.get_close_matches(spec.type, names, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise spec.type_error(
+            f"unknown {NAMESPACES[namespace]} plugin '{spec.type}'{hint}; "
+            f"installed: {', '.join(names) or 'none'}") from None
+
+
+def check_options(plugin_class: type, spec: PluginSpec) -> dict:
+    """Validate ``spec.options`` against the plugin's OPTIONS_SCHEMA; fill its defaults."""
+    options_schema = getattr(plugin_class, "OPTIONS_SCHEMA", None)
+    options = dict(spec.options or {})
+    if options_schema:
+        where = spec.options_where
+        validate(options, options_schema, where.doc, where.path)
+        for key, prop in options_schema.get("properties", {}).items():
+            if key not in options and "default" in prop:
+                options[key] = prop["default"]
+    return options
+
+
+def describe_all(namespace: str | None = None) -> list[PluginInfo]:
+    """Every installed plugin with the first line of its docstring."""
+    from stevedore import ExtensionManager
+
+    infos = []
+    for ns in ([namespace] if namespace else NAMESPACES):
+        manager = ExtensionManager(ns, invoke_on_load=False,
+                                   on_load_failure_callback=_report_broken)
+        for ext in sorted(manager, key=lambda e: e.name.lower()):
+            doc = (ext.plugin.__doc__ or "").strip().splitlines()
+            infos.append(PluginInfo(ns, ext.name, ext.entry_point.value,
+                                    doc[0] if doc else "(no description)"))
+    return infos
+
+
+def _report_broken(manager, entrypoint, exception) -> None:
+    import logging
+
+    logging.getLogger(__name__).warning("plugin %s in %s fails to load: %s",
+                                        entrypoint.name, manager.namespace, exception)

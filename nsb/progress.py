@@ -1,0 +1,80 @@
+"""The live progress line of `nsb task start` (frame, interval, rate, loss, time)."""
+
+from __future__ import annotations
+
+import time
+
+from nsb import units
+from nsb.events import Event, ResultReady, TrialDone, TrialStarted
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    """Listens to events; renders one line, live on a terminal, else one line per trial."""
+
+    def __init__(self, console):
+        self.console = console
+        self.started = time.monotonic()
+        self.current: TrialStarted | None = None
+        self.trial_started = 0.0
+        self.last: TrialDone | None = None
+        self.trial_walls: list[float] = []
+        self.results: list[ResultReady] = []
+        self.live = None
+        if console.is_terminal:
+            from rich.live import Live
+
+            self.live = Live(get_renderable=self.line, console=console, refresh_per_second=4,
+                             transient=True)
+
+    def __enter__(self):
+        if self.live:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.live:
+            self.live.stop()
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, TrialStarted):
+            self.current = event
+            self.trial_started = time.monotonic()
+        elif isinstance(event, TrialDone):
+            self.last = event
+            self.trial_walls.append(time.monotonic() - self.trial_started)
+            if not self.live:
+                self.console.print(self.line(), highlight=False, soft_wrap=True)
+        elif isinstance(event, ResultReady):
+            self.results.append(event)
+
+    def eta_s(self) -> float | None:
+        if not self.current or not self.trial_walls:
+            return None
+        per_trial = sum(self.trial_walls) / len(self.trial_walls)
+        done_in_current = time.monotonic() - self.trial_started
+        return max(0.0, self.current.trials_left * per_trial - done_in_current)
+
+    def line(self) -> str:
+        now = time.monotonic()
+        if self.current is None:
+            return f"starting ... elapsed {_clock(now - self.started)}"
+        c = self.current
+        frame = c.trial.frame_size
+        parts = [
+            f"[{c.scenario}] {frame} B",
+            f"interval {c.lower_pct:.2f}-{c.upper_pct:.2f} %",
+            f"trial {c.trial_index + 1} at {c.rate_pct:.2f} % "
+            f"({c.trial.rate_pps / 1000:,.1f} kpps, "
+            f"{units.pps_to_mbps(c.trial.rate_pps, frame):,.0f} Mbps)",
+        ]
+        if self.last is not None:
+            parts.append(f"last: {self.last.verdict} loss {self.last.result.loss_pct:.3f} %")
+        eta = self.eta_s()
+        parts.append(f"elapsed {_clock(now - self.started)}")
+        parts.append(f"left ~{_clock(eta)}" if eta is not None else "left ?")
+        return " | ".join(parts)

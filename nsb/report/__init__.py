@@ -1,0 +1,1 @@
+"""Human-facing views of results: summary tables (terminal) and reports."""

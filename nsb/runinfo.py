@@ -1,0 +1,20 @@
+"""What every plugin gets to know about the run it belongs to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from nsb.task.model import Task
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    task_id: str
+    task: Task
+    results_dir: Path  # this task's own directory; logs go to results_dir / "logs"
+    dry_run: bool = False
+
+    @property
+    def log_dir(self) -> Path:
+        return self.results_dir / "logs"

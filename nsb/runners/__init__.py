@@ -1,0 +1,1 @@
+"""Runners: how often and how long a scenario's traffic profile runs."""

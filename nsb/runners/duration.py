@@ -1,0 +1,47 @@
+"""A time budget for the traffic profile (NSB's Duration runner).
+
+As in NSB, ``duration`` caps the run: the profile stops between trials once it
+is spent. With ``repeat: true`` the profile runs again and again until then
+(a soak test).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from nsb.runners.base import Body, Runner
+
+LOG = logging.getLogger(__name__)
+
+
+class DurationRunner(Runner):
+    """Duration: run the traffic profile for at most `duration` seconds (repeat: true loops)."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "duration": {"type": "number", "exclusiveMinimum": 0, "default": 60},
+            "repeat": {"type": "boolean", "default": False},
+            "interval": {"type": "number", "minimum": 0, "default": 0},
+        },
+    }
+
+    def execute(self, body: Body) -> None:
+        deadline = time.monotonic() + self.options["duration"]
+
+        def expired() -> bool:
+            return time.monotonic() >= deadline
+
+        iteration = 0
+        while not expired():
+            body(iteration, expired)
+            iteration += 1
+            if not self.options["repeat"]:
+                break
+            if self.options["interval"] and not expired():
+                time.sleep(min(self.options["interval"], max(0.0, deadline - time.monotonic())))
+        if expired():
+            LOG.info("Duration runner: %g s budget spent after %d iteration(s)",
+                     self.options["duration"], iteration)

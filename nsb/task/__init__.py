@@ -1,0 +1,1 @@
+"""Task files: load (Jinja2 + YAML), validate (JSON schema), model (dataclasses)."""

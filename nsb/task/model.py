@@ -1,0 +1,75 @@
+"""The typed, frozen model a task file becomes after loading and validation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nsb.errors import TaskError
+from nsb.task.yaml_lines import LocatedDocument
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a piece of the task came from, to point errors at it."""
+
+    doc: LocatedDocument
+    path: tuple
+
+    def error(self, message: str, *subpath) -> TaskError:
+        return self.doc.error(self.path + tuple(subpath), message)
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plugin named by ``type`` with its options, as written in the task."""
+
+    type: str
+    options: Mapping
+    where: Where
+    name: str = ""
+
+    @property
+    def options_where(self) -> Where:
+        """Where the options live (errors about an option point here)."""
+        return self.where
+
+    def type_error(self, message: str) -> TaskError:
+        return self.where.error(message, "type")
+
+
+@dataclass(frozen=True)
+class VnfSpec(PluginSpec):
+    node: str = ""
+
+    @property
+    def options_where(self) -> Where:
+        return Where(self.where.doc, self.where.path + ("options",))
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    name: str
+    vnfs: tuple[VnfSpec, ...]
+    generator: VnfSpec
+    profile: PluginSpec
+    runner: PluginSpec
+
+
+@dataclass(frozen=True)
+class Task:
+    file: Path
+    context: PluginSpec
+    scenarios: tuple[ScenarioSpec, ...]
+    outputs: tuple[PluginSpec, ...]
+    description: str = ""
+    args: Mapping = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.file.parent
+
+    def resolve(self, relative: str) -> Path:
+        """Paths in a task are relative to the task file."""
+        return (self.base_dir / relative).resolve()

@@ -1,0 +1,65 @@
+"""Jinja2 rendering of task files: sandboxed, strict, errors with the line."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from pathlib import Path
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from nsb.errors import TaskError
+
+
+def render(text: str, file: str, task_args: dict | None = None) -> str:
+    """Render ``text`` with ``task_args``; an undefined variable is an error."""
+    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    try:
+        template = env.from_string(text)
+        template.filename = file
+        return template.render(**(task_args or {}))
+    except jinja2.TemplateSyntaxError as exc:
+        raise TaskError(f"template error: {exc.message}", file, exc.lineno) from None
+    except jinja2.UndefinedError as exc:
+        raise TaskError(
+            f"template error: {exc.message} (pass it with --task-args or define a default)",
+            file, _template_line(exc)) from None
+    except jinja2.TemplateError as exc:
+        raise TaskError(f"template error: {exc}", file, _template_line(exc)) from None
+
+
+def _template_line(exc: BaseException) -> int | None:
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename == "<template>":
+            return frame.lineno
+    return None
+
+
+def parse_task_args(args_json: str | None, args_file: str | None) -> dict:
+    """Merge ``--task-args-file`` (YAML or JSON) and ``--task-args`` (JSON wins)."""
+    merged: dict = {}
+    if args_file:
+        import yaml
+
+        path = Path(args_file)
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise TaskError(f"cannot read task args file: {exc.strerror}", args_file) from None
+        except yaml.YAMLError as exc:
+            raise TaskError(f"task args file is not valid YAML/JSON: {exc}", args_file) from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise TaskError("task args file must hold a mapping", args_file)
+        merged.update(loaded or {})
+    if args_json:
+        try:
+            loaded = json.loads(args_json)
+        except json.JSONDecodeError as exc:
+            raise TaskError(f"--task-args is not valid JSON: {exc.msg} at column {exc.colno}",
+                            "--task-args") from None
+        if not isinstance(loaded, dict):
+            raise TaskError("--task-args must be a JSON object, e.g. '{\"duration_s\": 5}'",
+                            "--task-args")
+        merged.update(loaded)
+    return merged

@@ -1,0 +1,130 @@
+"""JSON schema of nsb task files and validation with located, readable errors."""
+
+from __future__ import annotations
+
+import difflib
+
+import jsonschema
+
+from nsb.task.yaml_lines import LocatedDocument
+
+_PLUGIN_REF = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {"type": {"type": "string", "minLength": 1}},
+}
+
+_VNF = {
+    "type": "object",
+    "required": ["name", "type", "node"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+        "type": {"type": "string", "minLength": 1},
+        "node": {"type": "string", "minLength": 1},
+        "options": {"type": "object"},
+    },
+}
+
+TASK_SCHEMA = {
+    "type": "object",
+    "required": ["schema", "context", "scenarios"],
+    "additionalProperties": False,
+    "properties": {
+        "schema": {"const": "nsb:task:0.1"},
+        "description": {"type": "string"},
+        "context": {
+            "type": "object",
+            "required": ["type"],
+            "properties": {
+                "type": {"type": "string", "minLength": 1},
+            },
+        },
+        "scenarios": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["traffic_generator", "traffic_profile"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+                    "vnfs": {"type": "array", "items": _VNF},
+                    "traffic_generator": _VNF,
+                    "traffic_profile": {"anyOf": [{"type": "string"}, _PLUGIN_REF]},
+                    "runner": _PLUGIN_REF,
+                },
+            },
+        },
+        "outputs": {"type": "array", "items": _PLUGIN_REF},
+    },
+}
+
+
+def validate(data, schema: dict, doc: LocatedDocument, base_path: tuple = ()) -> None:
+    """Raise the most specific schema violation in ``data`` as a located TaskError.
+
+    ``data`` sits at ``base_path`` inside ``doc``; that is where errors point.
+    """
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = list(validator.iter_errors(data))
+    if not errors:
+        return
+    error = _most_specific(errors)
+    raise doc.error(base_path + tuple(error.absolute_path), describe(error))
+
+
+def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:
+    best = jsonschema.exceptions.best_match(errors)
+    # anyOf/oneOf: report the branch that got furthest
+    while best.context:
+        best = jsonschema.exceptions.best_match(best.context)
+    return best
+
+
+def describe(error: jsonschema.ValidationError) -> str:
+    """Turn a jsonschema error into what is wrong and what is allowed."""
+    kind = error.validator
+    schema = error.schema
+    instance = error.instance
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        allowed = sorted(schema.get("properties", {}))
+        extra = sorted(set(instance) - set(allowed))
+        key = extra[0] if extra else "?"
+        hint = difflib.get_close_matches(key, allowed, n=1)
+        did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
+        return f"unknown key '{key}'{did_you_mean}; allowed: {', '.join(allowed)}"
+    if kind == "required":
+        missing = [k for k in schema["required"] if k not in instance]
+        return f"missing required key '{missing[0]}'"
+    if kind == "type":
+        expected = schema["type"]
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"expected {_article(expected)}, got {_show(instance)}"
+    if kind == "const":
+        return f"must be {_show(schema['const'])}, got {_show(instance)}"
+    if kind == "enum":
+        allowed = ", ".join(_show(v) for v in schema["enum"])
+        return f"{_show(instance)} is not allowed; allowed: {allowed}"
+    if kind == "minimum":
+        return f"{_show(instance)} is below the minimum {schema['minimum']}"
+    if kind == "maximum":
+        return f"{_show(instance)} is above the maximum {schema['maximum']}"
+    if kind == "exclusiveMinimum":
+        return f"{_show(instance)} must be greater than {schema['exclusiveMinimum']}"
+    if kind == "pattern":
+        return f"{_show(instance)} does not match the pattern {schema['pattern']}"
+    if kind in ("minItems", "maxItems", "minProperties", "minLength"):
+        return f"{_show(instance)} is too short or too long ({kind} {schema[kind]})"
+    if kind == "propertyNames":
+        return f"invalid name: {error.message}"
+    return error.message
+
+
+def _article(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

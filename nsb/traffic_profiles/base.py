@@ -1,0 +1,105 @@
+"""The traffic profile interface and the session that records its trials."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nsb import units
+from nsb.events import Event, ResultReady, TrialDone, TrialStarted
+from nsb.runinfo import RunInfo
+from nsb.task.model import PluginSpec
+from nsb.trial import Trial, TrialResult
+from nsb.vnfs.base import TrafficGen
+
+PASS, FAIL, GENERATOR_LIMITED = "pass", "fail", "generator_limited"
+
+
+@dataclass
+class Session:
+    """What a profile needs from the run: emit events, know when to stop.
+
+    ``after_trial`` lets the engine sample VNF KPIs right after each trial.
+    """
+
+    task_id: str
+    scenario: str
+    iteration: int
+    emit: Callable[[Event], None]
+    should_stop: Callable[[], bool] = lambda: False
+    after_trial: Callable[[int], None] = lambda trial_index: None
+    trial_count: int = field(default=0)
+
+    def run_trial(self, tg: TrafficGen, trial: Trial, rate_pct: float, lower_pct: float,
+                  upper_pct: float, trials_left: int) -> tuple[int, TrialResult]:
+        """Announce, run and post-process one trial; returns (trial index, result)."""
+        index = self.trial_count
+        self.trial_count += 1
+        self.emit(TrialStarted(self.task_id, self.scenario, iteration=self.iteration,
+                               trial_index=index, trial=trial, rate_pct=rate_pct,
+                               lower_pct=lower_pct, upper_pct=upper_pct,
+                               trials_left=trials_left))
+        result = tg.run_trial(trial)
+        self.after_trial(index)
+        return index, result
+
+    def trial_done(self, index: int, result: TrialResult, verdict: str, rate_pct: float,
+                   lower_pct: float, upper_pct: float, reason: str) -> None:
+        self.emit(TrialDone(self.task_id, self.scenario, iteration=self.iteration,
+                            trial_index=index, result=result, verdict=verdict,
+                            rate_pct=rate_pct, lower_pct=lower_pct, upper_pct=upper_pct,
+                            reason=reason))
+
+    def result_ready(self, frame_size: int, best: TrialResult | None, speed_gbps: float,
+                     ports: int, limited_by: str, trials: int, profile: str,
+                     extra: dict | None = None) -> None:
+        pps = best.tx_rate_pps if best else 0.0
+        self.emit(ResultReady(
+            self.task_id, self.scenario, iteration=self.iteration, frame_size=frame_size,
+            throughput_pps=pps, throughput_mbps=units.pps_to_mbps(pps, frame_size),
+            line_rate_pct=units.pps_to_pct(pps, frame_size, speed_gbps, ports),
+            loss_pct=best.loss_pct if best else 0.0, latency=best.latency if best else None,
+            limited_by=limited_by, trials=trials, profile=profile,
+            tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
+            extra=extra or {}))
+
+
+def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[str, str]:
+    """Verdict and reason: loss above tolerance is a DUT failure even if the
+    generator fell short; a short generator without loss proves nothing."""
+    loss = result.loss_pct
+    if loss > tolerated_loss_pct:
+        return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%"
+    if result.generator_limited:
+        asked = result.extra.get("requested_packets") or 0
+        sent = result.tx_packets - result.extra.get("probe_packets", 0)
+        share = f" ({100.0 * sent / asked:.1f}% of the frames asked)" if asked else ""
+        return GENERATOR_LIMITED, f"generator could not send the rate asked{share}"
+    return PASS, f"loss {loss:.4g}% <= tolerated {tolerated_loss_pct:g}%"
+
+
+class TrafficProfile(abc.ABC):
+    """Offers trials to a generator and judges what comes back."""
+
+    OPTIONS_SCHEMA: dict | None = None
+
+    def __init__(self, spec: PluginSpec, options: dict, run: RunInfo):
+        self.spec = spec
+        self.options = options
+        self.run = run
+
+    @property
+    def frame_sizes(self) -> list[int]:
+        return list(self.options.get("packet_sizes", []))
+
+    @property
+    def speed_gbps(self) -> float:
+        return float(self.options.get("interface_speed_gbps", 10.0))
+
+    def describe(self) -> dict:
+        return {"type": self.spec.type, **self.options}
+
+    @abc.abstractmethod
+    def execute(self, tg: TrafficGen, session: Session) -> None:
+        """Run every trial of the profile once, emitting events through ``session``."""

@@ -1,0 +1,9 @@
+"""Option schema pieces shared by profiles (NSB parameter names and units)."""
+
+PACKET_SIZES = {"type": "array", "minItems": 1,
+                "items": {"type": "integer", "minimum": 64, "maximum": 9216},
+                "default": [64, 128, 256, 512, 1024, 1280, 1518]}
+DURATION = {"type": "number", "exclusiveMinimum": 0, "default": 30}
+INTERFACE_SPEED = {"type": "number", "exclusiveMinimum": 0, "default": 10}
+TOLERATED_LOSS = {"type": "number", "minimum": 0, "maximum": 100, "default": 0.0}
+FLOWS = {"type": "integer", "minimum": 1}

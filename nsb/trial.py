@@ -1,0 +1,69 @@
+"""What a traffic profile asks of a generator (Trial) and what it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """Offer ``rate_pps`` (summed over all transmitting ports) for ``duration_s``."""
+
+    frame_size: int
+    rate_pps: float
+    duration_s: float
+    flows: int | None = None
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """One-way latency of the probe stream, in microseconds."""
+
+    samples: int
+    min_us: float
+    avg_us: float
+    max_us: float
+    percentiles_us: dict[str, float] = field(default_factory=dict)
+    histogram: list[tuple[float, int]] = field(default_factory=list)  # (upper edge us, count)
+
+    def percentile(self, p: float) -> float | None:
+        return self.percentiles_us.get(percentile_key(p))
+
+
+def percentile_key(p: float) -> str:
+    """99.9 -> 'p99.9', 50.0 -> 'p50'."""
+    return "p" + (f"{p:g}")
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """Counters of one trial, read after the traffic stopped and drained."""
+
+    trial: Trial
+    tx_packets: int
+    rx_packets: int
+    elapsed_s: float
+    latency: LatencyStats | None = None
+    generator_limited: bool = False
+    ports: dict[str, dict[str, int]] = field(default_factory=dict)
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def lost_packets(self) -> int:
+        return self.tx_packets - self.rx_packets
+
+    @property
+    def loss_pct(self) -> float:
+        if self.tx_packets <= 0:
+            return 100.0
+        return 100.0 * max(0, self.lost_packets) / self.tx_packets
+
+    @property
+    def tx_rate_pps(self) -> float:
+        return self.tx_packets / self.trial.duration_s
+
+    @property
+    def rx_rate_pps(self) -> float:
+        return self.rx_packets / self.trial.duration_s

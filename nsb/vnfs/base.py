@@ -1,0 +1,69 @@
+"""The VNF and traffic generator interfaces."""
+
+from __future__ import annotations
+
+import abc
+
+from nsb.contexts.base import Context, Node
+from nsb.runinfo import RunInfo
+from nsb.task.model import VnfSpec
+from nsb.trial import Trial, TrialResult
+
+
+class Vnf(abc.ABC):
+    """Something that runs on a node: started before traffic, stopped at teardown."""
+
+    OPTIONS_SCHEMA: dict | None = None
+
+    def __init__(self, spec: VnfSpec, options: dict, node: Node, context: Context,
+                 run: RunInfo):
+        self.spec = spec
+        self.name = spec.name
+        self.options = options
+        self.node = node
+        self.context = context
+        self.run = run
+
+    @property
+    def executor(self):
+        return self.node.executor
+
+    def log_path(self, what: str) -> str:
+        """Where this VNF keeps the output of ``what`` in the results directory."""
+        self.run.log_dir.mkdir(parents=True, exist_ok=True)
+        return str(self.run.log_dir / f"{self.name}-{what}.log")
+
+    def required_binaries(self) -> list[str]:
+        return []
+
+    def describe(self) -> dict:
+        """What the dry-run plan prints for this VNF."""
+        return {"type": self.spec.type, "node": self.node.name, "options": self.options}
+
+    @abc.abstractmethod
+    def instantiate(self) -> None:
+        """Start the VNF's processes."""
+
+    @abc.abstractmethod
+    def wait_until_ready(self, timeout: float) -> None:
+        """Return once the VNF forwards; raise RunError with its log tail if it died."""
+
+    def collect_kpi(self) -> dict[str, float]:
+        return {}
+
+    @abc.abstractmethod
+    def terminate(self) -> None:
+        """Stop everything instantiate started; safe to call more than once."""
+
+
+class TrafficGen(Vnf):
+    """A VNF that offers trials and measures what came back."""
+
+    @property
+    @abc.abstractmethod
+    def tx_port_count(self) -> int:
+        """How many ports transmit: the line rate of a trial is this many ports' worth."""
+
+    @abc.abstractmethod
+    def run_trial(self, trial: Trial) -> TrialResult:
+        """Send ``trial``; counters must be read after in-flight frames drained."""

@@ -1,0 +1,61 @@
+"""Read a DPDK application's counters through its telemetry socket.
+
+The client runs on the node (through its executor) so it works the same in a
+namespace, locally or over SSH; it needs only python3 on the node.
+"""
+
+from __future__ import annotations
+
+import json
+
+from nsb.errors import RunError
+from nsb.executors.base import Executor
+
+RUNTIME_DIR = "/var/run/dpdk"
+
+_CLIENT = r"""
+import json, socket, sys
+path = sys.argv[1]
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+sock.settimeout(5)
+sock.connect(path)
+info = json.loads(sock.recv(1024))
+out = {}
+for command in sys.argv[2:]:
+    sock.send(command.encode())
+    reply = json.loads(sock.recv(info.get("max_output_len", 16384)))
+    out[command] = next(iter(reply.values()), None) if isinstance(reply, dict) else reply
+print(json.dumps(out))
+"""
+
+
+def socket_path(file_prefix: str) -> str:
+    return f"{RUNTIME_DIR}/{file_prefix}/dpdk_telemetry.v2"
+
+
+def query(executor: Executor, file_prefix: str, commands: list[str]) -> dict:
+    """Send telemetry ``commands`` (e.g. ``/ethdev/stats,0``); replies keyed by command."""
+    result = executor.run(["python3", "-c", _CLIENT, socket_path(file_prefix), *commands],
+                          timeout=15, check=False)
+    if result.returncode != 0:
+        raise RunError(f"{executor.name}: DPDK telemetry query {commands} failed: "
+                       f"{result.stderr.strip().splitlines()[-1:] or result.stdout}")
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError:
+        raise RunError(f"{executor.name}: DPDK telemetry returned no JSON: "
+                       f"{result.stdout[:200]!r}") from None
+
+
+def port_stats_kpis(reply: dict, ports: list[int]) -> dict[str, float]:
+    """Flatten ``/ethdev/stats,N`` replies into ``port<N>_<counter>`` KPIs."""
+    kpis: dict[str, float] = {}
+    for port in ports:
+        stats = reply.get(f"/ethdev/stats,{port}")
+        if not isinstance(stats, dict):
+            continue
+        for key in ("ipackets", "opackets", "ibytes", "obytes", "imissed", "ierrors",
+                    "oerrors", "rx_nombuf"):
+            if key in stats:
+                kpis[f"port{port}_{key}"] = float(stats[key])
+    return kpis

@@ -1,0 +1,122 @@
+"""DPDK testpmd as the system under test, one af_packet vdev per interface."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from nsb.errors import PrerequisiteError, RunError
+from nsb.executors.base import tail
+from nsb.vnfs import dpdk_telemetry
+from nsb.vnfs.base import Vnf
+
+LOG = logging.getLogger(__name__)
+
+
+class TestpmdVnf(Vnf):
+    """DPDK testpmd forwarding between its ports (io, mac or macswap)."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "testpmd_path": {"type": "string", "default": "dpdk-testpmd"},
+            "forward_mode": {"enum": ["io", "mac", "macswap"], "default": "io"},
+            "cores": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
+            "lcores": {"type": "string", "pattern": r"^[0-9,\-]+$"},
+            "burst": {"type": "integer", "minimum": 1, "maximum": 512, "default": 32},
+            "rxd": {"type": "integer", "minimum": 32, "maximum": 16384, "default": 1024},
+            "txd": {"type": "integer", "minimum": 32, "maximum": 16384, "default": 1024},
+            "memory_mb": {"type": "integer", "minimum": 64, "default": 256},
+            "mbufs": {"type": "integer", "minimum": 1024, "default": 8192},
+            "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "af_packet_framecnt": {"type": "integer", "minimum": 64, "default": 4096},
+            "extra_args": {"type": "array", "items": {"type": "string"}, "default": []},
+        },
+    }
+
+    def __init__(self, spec, options, node, context, run):
+        super().__init__(spec, options, node, context, run)
+        names = options.get("interfaces") or [i.name for i in node.interfaces.values() if i.peer]
+        for name in names:
+            if name not in node.interfaces:
+                raise spec.options_where.error(
+                    f"node {node.name} has no interface '{name}'; it has: "
+                    f"{', '.join(node.interfaces)}", "interfaces")
+        if len(names) < 2 and options["forward_mode"] == "io":
+            LOG.warning("%s: io forwarding with one port sends frames back out of it", self.name)
+        self.interfaces = [node.interfaces[n] for n in names]
+        self.file_prefix = f"nsb-{run.task_id}-{spec.name}"
+        self.process = None
+
+    def required_binaries(self) -> list[str]:
+        return [self.options["testpmd_path"]]
+
+    def _lcores(self) -> str:
+        return self.options.get("lcores") or f"0-{self.options['cores']}"
+
+    def command(self) -> list[str]:
+        """The testpmd command line: EAL options, one af_packet vdev per port, app options."""
+        o = self.options
+        argv = [o["testpmd_path"], "--no-huge", "--no-pci", "-m", str(o["memory_mb"]),
+                "-l", self._lcores(), "--file-prefix", self.file_prefix, "--log-level", "*:notice"]
+        for port, iface in enumerate(self.interfaces):
+            argv += ["--vdev", f"net_af_packet{port},iface={iface.name},blocksz=4096,"
+                     f"framesz=2048,framecnt={o['af_packet_framecnt']},qdisc_bypass=1"]
+        argv += ["--", f"--forward-mode={o['forward_mode']}", "--auto-start",
+                 f"--nb-cores={o['cores']}", f"--burst={o['burst']}", f"--rxd={o['rxd']}",
+                 f"--txd={o['txd']}", f"--total-num-mbufs={o['mbufs']}",
+                 "--stats-period=3600"]
+        if o["forward_mode"] == "mac":
+            for port, iface in enumerate(self.interfaces):
+                if iface.peer_mac:
+                    argv.append(f"--eth-peer={port},{iface.peer_mac}")
+        return argv + list(o["extra_args"])
+
+    def describe(self) -> dict:
+        info = super().describe()
+        info["ports"] = {port: i.name for port, i in enumerate(self.interfaces)}
+        info["command"] = " ".join(self.command())
+        return info
+
+    def instantiate(self) -> None:
+        binary = self.options["testpmd_path"]
+        if not self.executor.which(binary):
+            raise PrerequisiteError(
+                f"{self.node.name}: {binary} not found (set options.testpmd_path; on Debian: "
+                "apt-get install dpdk-dev)")
+        self.log = self.log_path("testpmd")
+        self.process = self.executor.start(self.command(), log_path=self.log)
+
+    def wait_until_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RunError(f"{self.name}: dpdk-testpmd exited with code "
+                               f"{self.process.poll()} while starting:\n{tail(self._log_text())}")
+            if "packet forwarding - ports=" in self._log_text():
+                LOG.info("%s: testpmd forwarding on %d ports", self.name, len(self.interfaces))
+                return
+            time.sleep(0.1)
+        raise RunError(f"{self.name}: dpdk-testpmd not forwarding after {timeout:g} s:\n"
+                       f"{tail(self._log_text())}")
+
+    def _log_text(self) -> str:
+        try:
+            return self.executor.read_file(self.log)
+        except OSError:
+            return ""
+
+    def collect_kpi(self) -> dict[str, float]:
+        ports = list(range(len(self.interfaces)))
+        reply = dpdk_telemetry.query(self.executor, self.file_prefix,
+                                     [f"/ethdev/stats,{p}" for p in ports])
+        return dpdk_telemetry.port_stats_kpis(reply, ports)
+
+    def terminate(self) -> None:
+        if self.process is not None:
+            code = self.process.stop(grace_s=5.0)
+            LOG.info("%s: testpmd stopped (exit %s), log in %s", self.name, code, self.log)
+            self.process = None
+            self.executor.run(["rm", "-rf", f"{dpdk_telemetry.RUNTIME_DIR}/{self.file_prefix}"],
+                              check=False)

@@ -1,0 +1,261 @@
+"""netsniff-ng trafgen as traffic generator, with a latency probe stream beside it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import signal
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from nsb.errors import PrerequisiteError, RunError
+from nsb.executors.base import TimeoutExpired, tail
+from nsb.trial import LatencyStats, Trial, TrialResult
+from nsb.vnfs import latency_probe, link_counters, trafgen_config
+from nsb.vnfs.base import TrafficGen
+
+LOG = logging.getLogger(__name__)
+
+_SENT = re.compile(r"(\d+)\s+packets outgoing")
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Frames leave ``tx`` and are expected back on ``rx`` after crossing the DUT."""
+
+    tx: str
+    rx: str
+
+
+class TrafgenGenerator(TrafficGen):
+    """netsniff-ng trafgen: Ethernet/IPv4/UDP at a set rate, latency by probe stream."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "trafgen_path": {"type": "string", "default": "trafgen"},
+            "flows": {"type": "integer", "minimum": 1,
+                      "maximum": trafgen_config.MAX_FLOWS, "default": 1},
+            "bidirectional": {"type": "boolean", "default": False},
+            "port_pairs": {
+                "type": "array", "minItems": 1,
+                "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                          "items": {"type": "string"}},
+            },
+            "latency_probe_pps": {"type": "number", "minimum": 0, "default": 1000},
+            "generator_tolerance_pct": {"type": "number", "exclusiveMinimum": 0,
+                                        "maximum": 50, "default": 5},
+            "drain_timeout_s": {"type": "number", "minimum": 0, "default": 2.0},
+        },
+    }
+
+    def __init__(self, spec, options, node, context, run):
+        super().__init__(spec, options, node, context, run)
+        self.streams = self._streams(options.get("port_pairs"))
+        self.workdir = f"/tmp/nsb-{run.task_id}/{spec.name}"
+        self._processes = []
+
+    def _streams(self, pairs) -> list[Stream]:
+        node = self.node
+        where = self.spec.options_where
+        if pairs is None:
+            linked = [i.name for i in node.interfaces.values() if i.peer]
+            if len(linked) < 2:
+                raise where.error(f"trafgen needs two linked interfaces on {node.name} (one to "
+                                  f"send, one to receive); linked: {', '.join(linked) or 'none'}")
+            pairs = [linked[i:i + 2] for i in range(0, len(linked) - 1, 2)]
+        streams = []
+        for index, (tx, rx) in enumerate(pairs):
+            for side, name in enumerate((tx, rx)):
+                if name not in node.interfaces:
+                    raise where.error(f"node {node.name} has no interface '{name}'; it has: "
+                                      f"{', '.join(node.interfaces)}", "port_pairs", index, side)
+                if node.interfaces[name].peer is None:
+                    raise where.error(f"interface {node.name}:{name} is not linked to anything",
+                                      "port_pairs", index, side)
+            streams.append(Stream(tx, rx))
+            if self.options["bidirectional"]:
+                streams.append(Stream(rx, tx))
+        return streams
+
+    @property
+    def tx_port_count(self) -> int:
+        return len(self.streams)
+
+    def required_binaries(self) -> list[str]:
+        return [self.options["trafgen_path"], "python3"]
+
+    def describe(self) -> dict:
+        info = super().describe()
+        info["streams"] = [f"{s.tx} -> {self.node.interfaces[s.tx].peer} ... "
+                           f"{self.node.interfaces[s.rx].peer} -> {s.rx}" for s in self.streams]
+        return info
+
+    # lifecycle
+
+    def instantiate(self) -> None:
+        for binary in self.required_binaries():
+            if not self.executor.which(binary):
+                hint = (" (apt-get install netsniff-ng, or set options.trafgen_path)"
+                        if binary.endswith("trafgen") else "")
+                raise PrerequisiteError(f"{self.node.name}: {binary} not found{hint}")
+        self.executor.run(["mkdir", "-p", self.workdir])
+        self.probe_path = f"{self.workdir}/latency_probe.py"
+        self.executor.write_file(self.probe_path, Path(latency_probe.__file__).read_text())
+        self.log = self.log_path("trafgen")
+
+    def wait_until_ready(self, timeout: float) -> None:
+        return None
+
+    def terminate(self) -> None:
+        for process in self._processes:
+            process.stop(grace_s=2.0)
+        self._processes.clear()
+        if self.executor is not None:
+            self.executor.run(["rm", "-rf", f"/tmp/nsb-{self.run.task_id}"], check=False)
+
+    # trials
+
+    def run_trial(self, trial: Trial) -> TrialResult:
+        flows = trial.flows or self.options["flows"]
+        per_port_pps = trial.rate_pps / len(self.streams)
+        per_port_count = round(per_port_pps * trial.duration_s)
+        self._check_frame_fits(trial.frame_size)
+        commands = [self._trafgen_command(stream, index, trial, flows, per_port_pps,
+                                          per_port_count)
+                    for index, stream in enumerate(self.streams) if per_port_count > 0]
+        before = link_counters.read(self.executor)
+        probe = self._start_probe(trial)
+        started = time.monotonic()
+        senders = [self.executor.start(argv, log_path=self.log, pipes=True) for argv in commands]
+        self._processes += senders
+        sent = self._wait_senders(senders, trial, started)
+        elapsed = time.monotonic() - started
+        after = self._drain(before)
+        latency, probe_sent = self._stop_probe(probe)
+        tx = sum(sent) + probe_sent
+        rx = sum(link_counters.delta(before, after, s.rx, "rx_packets") for s in self.streams)
+        limited = sum(sent) < per_port_count * len(senders) * (
+            1 - self.options["generator_tolerance_pct"] / 100.0)
+        if limited:
+            LOG.info("trafgen sent %d of %d frames asked: generator-limited", sum(sent),
+                     per_port_count * len(senders))
+        ports = {s.tx: {"tx_packets": n, "rx_packets": link_counters.delta(
+                    before, after, s.rx, "rx_packets")}
+                 for s, n in zip(self.streams[:len(sent)], sent, strict=True)}
+        return TrialResult(trial=replace(trial, flows=flows), tx_packets=tx, rx_packets=rx,
+                           elapsed_s=elapsed, latency=latency, generator_limited=limited,
+                           ports=ports,
+                           extra={"requested_packets": per_port_count * len(senders),
+                                  "probe_packets": probe_sent})
+
+    def _check_frame_fits(self, frame_size: int) -> None:
+        for stream in self.streams:
+            mtu = self.node.interfaces[stream.tx].mtu
+            if frame_size - 18 > mtu:
+                raise RunError(f"frame size {frame_size} B does not fit the MTU {mtu} of "
+                               f"{self.node.name}:{stream.tx} (frame = MTU + 18)")
+
+    def _trafgen_command(self, stream, index, trial, flows, pps, count) -> list[str]:
+        tx = self.node.interfaces[stream.tx]
+        rx = self.node.interfaces[stream.rx]
+        config = trafgen_config.packet_config(trial.frame_size, tx.mac, tx.peer_mac or rx.mac,
+                                              tx.address or "10.0.0.1", rx.address or "10.0.0.2",
+                                              flows)
+        path = f"{self.workdir}/stream{index}.cfg"
+        self.executor.write_file(path, config)
+        return [self.options["trafgen_path"], "--in", path, "--out", stream.tx, "--cpus", "1",
+                "--no-sock-mem", "--notouch-irq", "--rate", f"{max(1, round(pps))}pps",
+                "--num", str(count)]
+
+    def _wait_senders(self, senders, trial, started) -> list[int]:
+        """Wait for every trafgen; stop the ones still sending when the trial is over."""
+        grace = max(0.5, 0.1 * trial.duration_s)
+        deadline = started + trial.duration_s + grace
+        for process in senders:
+            try:
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except TimeoutExpired:
+                process.signal(signal.SIGINT)
+        sent = []
+        for process in senders:
+            try:
+                process.wait(5)
+                output = process.read_all(5)
+            except TimeoutExpired:
+                process.stop()
+                output = ""
+            match = _SENT.search(output)
+            if match is None:
+                raise RunError(f"trafgen on {self.node.name} did not report what it sent "
+                               f"(exit {process.poll()}):\n{tail(self._log_text())}")
+            sent.append(int(match.group(1)))
+            self._processes.remove(process)
+        return sent
+
+    def _drain(self, before: dict) -> dict:
+        """Read counters once frames stop arriving: nothing in flight is counted as lost."""
+        deadline = time.monotonic() + self.options["drain_timeout_s"]
+        last = link_counters.read(self.executor)
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = link_counters.read(self.executor)
+            if all(link_counters.delta(last, now, s.rx, "rx_packets") == 0 for s in self.streams):
+                return now
+            last = now
+        return last
+
+    def _start_probe(self, trial: Trial):
+        pps = self.options["latency_probe_pps"]
+        if pps <= 0:
+            return None
+        argv = ["python3", self.probe_path, "--pps", str(pps), "--duration",
+                str(trial.duration_s), "--frame-size", str(trial.frame_size)]
+        for stream in self.streams:
+            tx, rx = self.node.interfaces[stream.tx], self.node.interfaces[stream.rx]
+            argv += ["--stream", ",".join([tx.name, rx.name, tx.mac, tx.peer_mac or rx.mac,
+                                           tx.address or "10.0.0.1", rx.address or "10.0.0.2"])]
+        probe = self.executor.start(argv, log_path=self.log, pipes=True)
+        self._processes.append(probe)
+        try:
+            line = probe.read_line(10)
+        except (TimeoutExpired, EOFError):
+            probe.stop()
+            raise RunError(f"latency probe on {self.node.name} did not start:\n"
+                           f"{tail(self._log_text())}") from None
+        if line != "ready":
+            raise RunError(f"latency probe on {self.node.name} said {line!r} instead of ready")
+        return probe
+
+    def _stop_probe(self, probe) -> tuple[LatencyStats | None, int]:
+        if probe is None:
+            return None, 0
+        try:
+            probe.write_line("stop")
+            report = json.loads(probe.read_line(10))
+        except (TimeoutExpired, EOFError, json.JSONDecodeError, BrokenPipeError) as exc:
+            raise RunError(f"latency probe on {self.node.name} gave no report ({exc}):\n"
+                           f"{tail(self._log_text())}") from None
+        finally:
+            probe.stop(grace_s=1.0)
+            self._processes.remove(probe)
+        sent = sum(s["sent"] for s in report["streams"])
+        return latency_from_report(report.get("all")), sent
+
+    def _log_text(self) -> str:
+        try:
+            return self.executor.read_file(self.log)
+        except OSError:
+            return ""
+
+
+def latency_from_report(summary: dict | None) -> LatencyStats | None:
+    if not summary:
+        return None
+    return LatencyStats(samples=summary["samples"], min_us=summary["min_us"],
+                        avg_us=summary["avg_us"], max_us=summary["max_us"],
+                        percentiles_us=dict(summary["percentiles_us"]),
+                        histogram=[(edge, count) for edge, count in summary["histogram"]])
