@@ -81,13 +81,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+_console_log: logging.Handler | None = None
+
+
 def _setup_logging(debug: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    """Warnings (everything with --debug) to stderr; the task log file gets it all."""
+    global _console_log
     root = logging.getLogger()
-    root.addHandler(handler)
+    if _console_log is not None:
+        root.removeHandler(_console_log)
+    _console_log = logging.StreamHandler(sys.stderr)
+    _console_log.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    _console_log.setLevel(logging.DEBUG if debug else logging.WARNING)
+    root.addHandler(_console_log)
     root.setLevel(logging.DEBUG)
-    handler.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
 def _load_task(args):
@@ -103,7 +110,8 @@ def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = Fal
 
     task_id = uuid.uuid4().hex[:8]
     base = Path(results_dir or conf.results_dir)
-    run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run)
+    run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run,
+                  vnf_start_timeout_s=conf.vnf_start_timeout)
     return engine.plan(task, run)
 
 

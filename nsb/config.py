@@ -43,6 +43,10 @@ def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:
         files = [DEFAULT_CONFIG_FILE]
     try:
         conf(args=[], project="nsb", default_config_files=files, default_config_dirs=[])
-    except cfg.Error as exc:
+        for group, opts in list_opts():  # oslo checks values on access: check them all now
+            section = conf if group == "DEFAULT" else conf[group]
+            for opt in opts:
+                getattr(section, opt.dest)
+    except (cfg.Error, ValueError) as exc:
         raise NsbError(f"bad configuration: {exc}") from None
     return conf

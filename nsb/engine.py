@@ -26,8 +26,6 @@ from nsb.vnfs.base import TrafficGen, Vnf
 
 LOG = logging.getLogger(__name__)
 
-VNF_START_TIMEOUT_S = 30.0
-
 
 @dataclass
 class ScenarioPlan:
@@ -212,7 +210,7 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
             LOG.info("%s: starting %s (%s) on %s", name, vnf.name, vnf.spec.type, vnf.node.name)
             vnf.instantiate()
         for vnf in [*scenario.vnfs, scenario.generator]:
-            vnf.wait_until_ready(VNF_START_TIMEOUT_S)
+            vnf.wait_until_ready(run.vnf_start_timeout_s)
 
         def sample_kpis(trial_index: int) -> None:
             for vnf in scenario.vnfs:

@@ -38,17 +38,14 @@ def available(namespace: str) -> list[str]:
 def load_class(namespace: str, spec: PluginSpec) -> type:
     """The class registered as ``spec.type``; unknown names list what exists."""
     from stevedore import driver
-    from stevedore.exception import NoMatches
 
-    try:
+    names = available(namespace)
+    if spec.type in names:
         return driver.DriverManager(namespace, spec.type, invoke_on_load=False).driver
-    except NoMatches:
-        names = available(namespace)
-        close = difflib.get_close_matches(spec.type, names, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise spec.type_error(
-            f"unknown {NAMESPACES[namespace]} plugin '{spec.type}'{hint}; "
-            f"installed: {', '.join(names) or 'none'}") from None
+    close = difflib.get_close_matches(spec.type, names, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    raise spec.type_error(f"unknown {NAMESPACES[namespace]} plugin '{spec.type}'{hint}; "
+                          f"installed: {', '.join(names) or 'none'}")
 
 
 def check_options(plugin_class: type, spec: PluginSpec) -> dict:

@@ -71,7 +71,11 @@ def validate(data, schema: dict, doc: LocatedDocument, base_path: tuple = ()) ->
     if not errors:
         return
     error = _most_specific(errors)
-    raise doc.error(base_path + tuple(error.absolute_path), describe(error))
+    path = base_path + tuple(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        path += tuple(extra[:1])  # point at the offending key itself
+    raise doc.error(path, describe(error))
 
 
 def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:

@@ -31,6 +31,7 @@ ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 PACKET_TX_TIMESTAMP = 16
+PACKET_QDISC_BYPASS = 20
 PACKET_OUTGOING = 4
 SO_TIMESTAMPNS = 35
 SO_TIMESTAMPING = 37
@@ -114,6 +115,8 @@ class Stream:
 def open_tx(ifname):
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
     sock.bind((ifname, 0))
+    # skip the generator's shaper: probes must not queue behind the traffic they measure
+    sock.setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING,
                     SOF_TX_SOFTWARE | SOF_SOFTWARE | SOF_OPT_ID | SOF_OPT_TSONLY)
     sock.setblocking(False)

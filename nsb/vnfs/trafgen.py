@@ -57,6 +57,7 @@ class TrafgenGenerator(TrafficGen):
         self.streams = self._streams(options.get("port_pairs"))
         self.workdir = f"/tmp/nsb-{run.task_id}/{spec.name}"
         self._processes = []
+        self._shaped: set[str] = set()
 
     def _streams(self, pairs) -> list[Stream]:
         node = self.node
@@ -86,7 +87,7 @@ class TrafgenGenerator(TrafficGen):
         return len(self.streams)
 
     def required_binaries(self) -> list[str]:
-        return [self.options["trafgen_path"], "python3"]
+        return [self.options["trafgen_path"], "python3", "tc"]
 
     def describe(self) -> dict:
         info = super().describe()
@@ -114,6 +115,9 @@ class TrafgenGenerator(TrafficGen):
         for process in self._processes:
             process.stop(grace_s=2.0)
         self._processes.clear()
+        for ifname in sorted(self._shaped):
+            self.executor.run(["tc", "qdisc", "del", "dev", ifname, "root"], check=False)
+        self._shaped.clear()
         if self.executor is not None:
             self.executor.run(["rm", "-rf", f"/tmp/nsb-{self.run.task_id}"], check=False)
 
@@ -167,9 +171,20 @@ class TrafgenGenerator(TrafficGen):
                                               flows)
         path = f"{self.workdir}/stream{index}.cfg"
         self.executor.write_file(path, config)
+        self._shape(stream.tx, pps, trial.frame_size)
+        # --rate would send one burst per second; instead trafgen sends frame by frame
+        # (--gap) into the qdisc path, where the token bucket paces them evenly
         return [self.options["trafgen_path"], "--in", path, "--out", stream.tx, "--cpus", "1",
-                "--no-sock-mem", "--notouch-irq", "--rate", f"{max(1, round(pps))}pps",
+                "--no-sock-mem", "--notouch-irq", "--qdisc-path", "--gap", "1ns",
                 "--num", str(count)]
+
+    def _shape(self, ifname: str, pps: float, frame_size: int) -> None:
+        """A token bucket on the port: kernel-paced, never dropping (the sender blocks)."""
+        bits = max(8, round(pps * (frame_size - trafgen_config.FCS_B) * 8))
+        self.executor.run(["tc", "qdisc", "replace", "dev", ifname, "root", "tbf", "rate",
+                           f"{bits}bit", "burst", str(max(3000, 2 * frame_size)),
+                           "limit", "100000000"])
+        self._shaped.add(ifname)
 
     def _wait_senders(self, senders, trial, started) -> list[int]:
         """Wait for every trafgen; stop the ones still sending when the trial is over."""
@@ -201,7 +216,7 @@ class TrafgenGenerator(TrafficGen):
         deadline = time.monotonic() + self.options["drain_timeout_s"]
         last = link_counters.read(self.executor)
         while time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(0.02)
             now = link_counters.read(self.executor)
             if all(link_counters.delta(last, now, s.rx, "rx_packets") == 0 for s in self.streams):
                 return now
@@ -212,7 +227,7 @@ class TrafgenGenerator(TrafficGen):
         pps = self.options["latency_probe_pps"]
         if pps <= 0:
             return None
-        argv = ["python3", self.probe_path, "--pps", str(pps), "--duration",
+        argv = ["python3", "-I", "-S", self.probe_path, "--pps", str(pps), "--duration",
                 str(trial.duration_s), "--frame-size", str(trial.frame_size)]
         for stream in self.streams:
             tx, rx = self.node.interfaces[stream.tx], self.node.interfaces[stream.rx]

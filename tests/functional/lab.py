@@ -1,0 +1,33 @@
+"""Helpers for functional tests: run the sample, find what a task left behind."""
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import NSB, SAMPLE
+
+
+def start(results_conf, task_args: dict, *extra, task=SAMPLE, **popen):
+    argv = NSB + ["--config-file", str(results_conf), "task", "start", str(task),
+                  "--task-args", json.dumps(task_args), *extra]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **popen)
+
+
+def results_of(results_dir: Path) -> tuple[str, dict]:
+    (path,) = results_dir.glob("*/results.json")
+    return path.parent.name, json.loads(path.read_text())
+
+
+def leftovers(task_id: str) -> list[str]:
+    """Namespaces, processes, DPDK runtime dirs and temp dirs named after ``task_id``."""
+    found = []
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found += [f"netns {line.split()[0]}" for line in netns.splitlines() if task_id in line]
+    procs = subprocess.run(["pgrep", "-af", task_id], capture_output=True, text=True).stdout
+    found += [f"process {line}" for line in procs.splitlines() if "pgrep" not in line]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    found += [f"link {line}" for line in links.splitlines() if task_id[:8] in line]
+    found += [f"path {p}" for p in Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
+    found += [f"path {p}" for p in Path("/tmp").glob(f"nsb-{task_id}")]
+    return found

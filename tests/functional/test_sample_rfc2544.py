@@ -1,0 +1,106 @@
+"""The embedded-lab sample for real: namespaces, veth, dpdk-testpmd, trafgen, probe."""
+
+import signal
+import time
+
+import pytest
+
+from tests.conftest import requires_root
+from tests.functional.lab import leftovers, results_of, start
+
+TOLERATED_LOSS_PCT = 0.01  # as in the sample
+
+
+@pytest.fixture(autouse=True)
+def _root():
+    requires_root()
+
+
+def check_consistent(doc):
+    assert doc["task"]["status"] == "ok", doc["task"]["error"]
+    assert doc["results"], "no results"
+    for trial in doc["trials"]:
+        assert 0 <= trial["rx_packets"] <= trial["tx_packets"], trial
+        latency = trial["latency"]
+        if latency:
+            assert (latency["min_us"] <= latency["p50_us"] <= latency["p90_us"]
+                    <= latency["p99_us"] <= latency["p99.9_us"] <= latency["max_us"])
+    for result in doc["results"]:
+        frame = result["frame_size"]
+        trials = [t for t in doc["trials"] if t["frame_size"] == frame]
+        assert result["throughput_pps"] > 0, result
+        assert result["loss_pct"] <= TOLERATED_LOSS_PCT
+        best = [t for t in trials if t["verdict"] == "pass"
+                and t["tx_rate_pps"] == pytest.approx(result["throughput_pps"])]
+        assert best, "the reported rate was not measured by a passing trial"
+        assert best[0]["loss_pct"] <= TOLERATED_LOSS_PCT
+        if result["limited_by"] != "upper_bound":
+            above = [t for t in trials if t["requested_rate_pct"] > best[0]["requested_rate_pct"]]
+            assert above and all(t["verdict"] in ("fail", "generator_limited") for t in above)
+            kind = {"dut": "fail", "generator": "generator_limited"}[result["limited_by"]]
+            assert any(t["verdict"] == kind for t in above)
+        lat = result["latency"]
+        assert lat and lat["samples"] > 0
+        assert lat["min_us"] <= lat["p50_us"] <= lat["p99_us"] <= lat["max_us"]
+        tx_ports = len(best[0]["ports"])  # 2 when bidirectional
+        line_pps = tx_ports * 1e9 / 8 / (frame + 20)  # 1 Gbit/s ports in the sample
+        assert result["line_rate_pct"] == pytest.approx(100 * result["throughput_pps"] / line_pps)
+        assert result["throughput_mbps"] == pytest.approx(
+            (frame + 20) * 8 * result["throughput_pps"] / 1e6)
+
+
+def test_sample_runs_and_reports_consistent_results(results_conf, tmp_path):
+    proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64, 1518]})
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    check_consistent(doc)
+    assert [r["frame_size"] for r in doc["results"]] == [64, 1518]
+    assert "Throughput (pps)" in out and "% line rate" in out and "results.json" in out
+    assert "1518" in out
+    # platform facts and testpmd's port counters as KPIs
+    assert doc["platform"]["sut"]["cpus"] >= 1 and doc["platform"]["sut"]["kernel"]
+    assert len(doc["kpis"]) == len(doc["trials"])
+    last = doc["kpis"][-1]["kpis"]
+    assert last["port0_ipackets"] > 0 and last["port1_opackets"] > 0
+    # testpmd's log is kept with the results
+    log = (tmp_path / "results" / task_id / "logs" / "testpmd0-testpmd.log").read_text()
+    assert "io packet forwarding" in log
+    assert leftovers(task_id) == []
+
+
+def test_macswap_unidirectional_many_flows(results_conf, tmp_path):
+    proc = start(results_conf, {"duration_s": 1, "packet_sizes": [256],
+                                "forward_mode": "macswap", "bidirectional": False,
+                                "flows": 1000})
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    check_consistent(doc)
+    assert {t["flows"] for t in doc["trials"]} == {1000}
+    assert all(len(t["ports"]) == 1 for t in doc["trials"])
+    assert leftovers(task_id) == []
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_killed_mid_trial_leaves_nothing_behind(results_conf, tmp_path, signum, code):
+    proc = start(results_conf, {"duration_s": 5, "packet_sizes": [64]})
+    events = None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = list((tmp_path / "results").glob("*/events.jsonl"))
+        if found and '"TrialStarted"' in found[0].read_text():
+            events = found[0]
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    assert events, "no trial started within 60 s"
+    time.sleep(1.0)  # mid-trial: trafgen, the probe and testpmd are all running
+    task_id = events.parent.name
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "interrupted" in err and "Traceback" not in err
+    _, doc = results_of(tmp_path / "results")
+    assert doc["task"]["status"] == "interrupted"
+    assert leftovers(task_id) == []

@@ -1,0 +1,57 @@
+"""A plugin package installed with pip is found by name and used by a task."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import NSB, ROOT
+
+PACKAGE = ROOT / "tests" / "plugins" / "nsb_example_plugin"
+
+
+@pytest.fixture(scope="module")
+def example_plugin():
+    pip = [sys.executable, "-m", "pip", "-q"]
+    subprocess.run(pip + ["install", "--no-deps", "--no-build-isolation", str(PACKAGE)],
+                   check=True)
+    yield
+    subprocess.run(pip + ["uninstall", "-y", "nsb-example-plugin"], check=True)
+
+
+def test_plugin_list_shows_third_party_plugins(example_plugin):
+    out = subprocess.run(NSB + ["plugin", "list"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "example_sim_tg" in out
+    assert "Example generator: a simulated DUT that forwards up to capacity_pps." in out
+    assert "example_local" in out
+
+
+def test_task_runs_with_third_party_context_and_generator(example_plugin, tmp_path):
+    task = tmp_path / "task.yaml"
+    task.write_text(textwrap.dedent("""\
+        schema: "nsb:task:0.1"
+        context:
+          type: example_local
+          nodes:
+            tg: {interfaces: {p0: {}, p1: {}}}
+        scenarios:
+          - name: sim
+            traffic_generator: {name: tg0, type: example_sim_tg, node: tg,
+                                options: {capacity_pps: 123456}}
+            traffic_profile: {type: binsearch, packet_sizes: [64, 256], duration: 1,
+                              test_precision: 0.05, interface_speed_gbps: 1}
+        """))
+    done = subprocess.run(NSB + ["task", "start", str(task), "--results-dir",
+                                 str(tmp_path / "results")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    (results_file,) = (tmp_path / "results").glob("*/results.json")
+    doc = json.loads(results_file.read_text())
+    assert [r["frame_size"] for r in doc["results"]] == [64, 256]
+    for result in doc["results"]:
+        line_pps = 1e9 / 8 / (result["frame_size"] + 20)
+        assert 123456 - 0.05 / 100 * line_pps <= result["throughput_pps"] <= 123456
+    assert "Throughput (pps)" in done.stdout

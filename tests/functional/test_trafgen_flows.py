@@ -1,0 +1,66 @@
+"""trafgen really sends the configured frame size and number of distinct flows."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nsb.vnfs import trafgen_config
+from tests.conftest import requires_root
+
+CAPTURE = r"""
+import json, socket, sys
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+try:
+    sock.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)  # SO_RCVBUFFORCE
+except OSError:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 << 20)
+sock.bind((sys.argv[1], 3)); sock.settimeout(3)
+print("ready", flush=True)
+seen, sizes, count = set(), set(), 0
+try:
+    while count < int(sys.argv[2]):
+        frame = sock.recv(4096)
+        if frame[12:14] != b"\x08\x00" or frame[23] != 17:
+            continue
+        count += 1
+        sizes.add(len(frame))
+        seen.add((frame[26:30].hex(), frame[34:36].hex()))
+except socket.timeout:
+    pass
+print(json.dumps({"count": count, "flows": len(seen), "sizes": sorted(sizes)}))
+"""
+
+
+@pytest.fixture
+def veth_pair():
+    requires_root()
+    ns = "nsb-flowtest"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for cmd in (["link", "add", "fa", "type", "veth", "peer", "name", "fb"],
+                    ["link", "set", "fa", "up"], ["link", "set", "fb", "up"]):
+            subprocess.run(["ip", "-n", ns, *cmd], check=True)
+        yield ns
+    finally:
+        subprocess.run(["ip", "netns", "delete", ns])
+
+
+@pytest.mark.parametrize("frame,flows", [(64, 1), (512, 100), (1518, 1000)])
+def test_frames_and_flows_on_the_wire(veth_pair, tmp_path, frame, flows):
+    config = tmp_path / "t.cfg"
+    config.write_text(trafgen_config.packet_config(frame, "02:00:00:00:00:01",
+                                                   "02:00:00:00:00:02", "10.0.1.1",
+                                                   "10.0.2.2", flows))
+    packets = 2 * flows + 10
+    capture = subprocess.Popen(["ip", "netns", "exec", veth_pair, sys.executable, "-c", CAPTURE,
+                                "fb", str(packets)], stdout=subprocess.PIPE, text=True)
+    assert capture.stdout.readline().strip() == "ready"
+    subprocess.run(["ip", "netns", "exec", veth_pair, "trafgen", "--in", str(config), "--out",
+                    "fa", "--cpus", "1", "--no-sock-mem", "--notouch-irq", "--rate", "5000pps",
+                    "--num", str(packets)], check=True, capture_output=True)
+    report = json.loads(capture.communicate(timeout=30)[0])
+    assert report["count"] == packets
+    assert report["flows"] == flows
+    assert report["sizes"] == [frame - 4]  # on a veth the FCS is not there

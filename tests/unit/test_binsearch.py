@@ -1,0 +1,110 @@
+"""The binsearch profile against a simulated DUT of known capacity."""
+
+import pytest
+
+from nsb import units
+from nsb.events import ResultReady, TrialDone
+from nsb.task.model import PluginSpec, Where
+from nsb.task.yaml_lines import LocatedDocument
+from nsb.traffic_profiles.base import Session
+from nsb.traffic_profiles.binsearch import BinSearchProfile
+from tests.doubles.simulated_dut import SimulatedDutGenerator
+
+DEFAULTS = {"packet_sizes": [64], "duration": 1, "tolerated_loss": 0.0, "test_precision": 0.1,
+            "lower_bound": 0.0, "upper_bound": 100.0, "interface_speed_gbps": 1}
+
+
+def profile(**overrides):
+    options = {**DEFAULTS, **overrides}
+    spec = PluginSpec("binsearch", options, Where(LocatedDocument(options, "t.yaml"), ()))
+    return BinSearchProfile(spec, options, run=None)
+
+
+def run(tg, prof, should_stop=lambda: False):
+    events = []
+    session = Session("t1", "s", 0, events.append, should_stop)
+    prof.execute(tg, session)
+    return ([e for e in events if isinstance(e, TrialDone)],
+            [e for e in events if isinstance(e, ResultReady)])
+
+
+@pytest.mark.parametrize("frame", [64, 512, 1518])
+@pytest.mark.parametrize("capacity_pct", [3.3, 41.0, 87.7])
+def test_finds_capacity_within_precision(frame, capacity_pct):
+    line = units.line_rate_pps(frame, 1, ports=2)
+    capacity = capacity_pct / 100 * line
+    prof = profile(packet_sizes=[frame])
+    trials, results = run(SimulatedDutGenerator(capacity), prof)
+    (result,) = results
+    assert result.limited_by == "dut"
+    assert result.throughput_pps <= capacity
+    assert result.throughput_pps >= capacity - 0.1 / 100 * line
+    assert result.line_rate_pct == pytest.approx(100 * result.throughput_pps / line)
+    assert result.loss_pct == 0
+    assert len(trials) == prof.trials_per_frame() == result.trials
+    assert trials[0].rate_pct == 100.0  # NSB starts at the upper bound
+    assert any(t.verdict == "fail" and t.rate_pct > result.line_rate_pct for t in trials)
+
+
+def test_upper_bound_passing_ends_the_search():
+    trials, (result,) = run(SimulatedDutGenerator(1e12), profile())
+    assert len(trials) == 1
+    assert result.limited_by == "upper_bound"
+    assert result.line_rate_pct == pytest.approx(100.0)
+
+
+def test_tolerated_loss_is_in_percent():
+    line = units.line_rate_pps(64, 1, ports=2)
+    capacity = 0.30 * line
+    _, (strict,) = run(SimulatedDutGenerator(capacity), profile(tolerated_loss=0.0))
+    _, (loose,) = run(SimulatedDutGenerator(capacity), profile(tolerated_loss=10.0))
+    assert strict.throughput_pps <= capacity
+    # 10% loss tolerated: passes up to capacity / 0.9
+    assert capacity < loose.throughput_pps <= capacity / 0.9
+    assert 0 < loose.loss_pct <= 10.0
+
+
+def test_generator_limit_is_not_reported_as_dut_limit():
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = SimulatedDutGenerator(capacity_pps=0.9 * line, max_tx_pps=0.2 * line)
+    trials, (result,) = run(tg, profile())
+    assert result.limited_by == "generator"
+    assert result.throughput_pps <= 0.2 * line
+    assert any(t.verdict == "generator_limited" for t in trials)
+    assert all(t.verdict != "fail" for t in trials)
+    limited = next(t for t in trials if t.verdict == "generator_limited")
+    assert "generator could not send" in limited.reason
+
+
+def test_every_trial_records_interval_and_reason():
+    trials, _ = run(SimulatedDutGenerator(1000.0), profile(test_precision=5))
+    for before, after in zip(trials, trials[1:], strict=False):
+        assert after.upper_pct - after.lower_pct <= before.upper_pct - before.lower_pct
+    assert all(t.reason for t in trials)
+
+
+def test_stop_request_ends_without_a_result():
+    tg = SimulatedDutGenerator(1000.0)
+    trials, results = run(tg, profile(), lambda: len(tg.trials) >= 3)
+    assert len(trials) == 3
+    assert results == []
+
+
+def test_several_frame_sizes_each_get_a_result():
+    trials, results = run(SimulatedDutGenerator(50_000.0),
+                          profile(packet_sizes=[64, 128, 1518], test_precision=1))
+    assert [r.frame_size for r in results] == [64, 128, 1518]
+
+
+def test_bounds_must_be_ordered():
+    from nsb.errors import TaskError
+
+    with pytest.raises(TaskError, match="lower_bound 50 must be below upper_bound 40"):
+        profile(lower_bound=50, upper_bound=40)
+
+
+def test_nsb_name_is_the_same_plugin():
+    from nsb import plugins
+
+    spec = PluginSpec("ProxBinSearchProfile", {}, Where(LocatedDocument({}, "t"), ()))
+    assert plugins.load_class("nsb.traffic_profiles", spec) is BinSearchProfile

@@ -1,0 +1,72 @@
+"""The engine and the file output, with doubles instead of a lab (no root needed)."""
+
+import json
+
+import pytest
+
+from nsb import engine
+from nsb.errors import RunError
+from nsb.outputs.file import FileOutput
+from nsb.runinfo import RunInfo
+from nsb.task import loader
+from tests.conftest import SAMPLE
+from tests.doubles.null_context import NullContext
+from tests.doubles.simulated_dut import SimulatedDutGenerator
+
+
+def build(tmp_path, generator):
+    task = loader.load(SAMPLE, {"packet_sizes": [64, 128]})
+    run = RunInfo("abcd1234", task, tmp_path / "abcd1234")
+    real = engine.plan(task, run)
+    scenario = real.scenarios[0]
+    scenario.vnfs = []
+    scenario.generator = generator
+    output = FileOutput(task.outputs[0], {}, run)
+    context = NullContext(task.context, {}, run)
+    return engine.Plan(task, run, context, real.scenarios, [output])
+
+
+def test_results_file_has_task_trials_and_results(tmp_path):
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
+    seen = []
+    engine.execute(plan, [seen.append])
+    doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
+    assert doc["task"]["status"] == "ok"
+    assert doc["task"]["id"] == "abcd1234"
+    assert [r["frame_size"] for r in doc["results"]] == [64, 128]
+    assert len(doc["trials"]) == sum(r["trials"] for r in doc["results"])
+    assert doc["plan"]["scenarios"][0]["name"] == "testpmd_rfc2544"
+    for trial in doc["trials"]:
+        assert trial["rx_packets"] <= trial["tx_packets"]
+        assert trial["verdict"] in ("pass", "fail")
+    events = (tmp_path / "abcd1234" / "events.jsonl").read_text().splitlines()
+    assert json.loads(events[0])["event"] == "TaskStarted"
+    assert json.loads(events[-1])["event"] == "TaskFinished"
+    assert plan.context.undeployed
+    assert type(seen[-1]).__name__ == "TaskFinished"
+
+
+def test_error_mid_run_keeps_measured_trials_and_tears_down(tmp_path):
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0, fail_after_trials=9))
+    with pytest.raises(RunError):
+        engine.execute(plan)
+    doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
+    assert doc["task"]["status"] == "error"
+    assert "simulated generator failure" in doc["task"]["error"]
+    assert len(doc["trials"]) == 9
+    assert len(doc["results"]) == 1  # 64 B finished before the failure
+    assert plan.context.undeployed
+
+
+def test_failing_output_does_not_stop_the_others(tmp_path):
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
+
+    class Broken(FileOutput):
+        def handle(self, event):
+            raise ValueError("disk on fire")
+
+    plan.outputs.insert(0, Broken(plan.task.outputs[0], {"path": str(tmp_path / "x.json")},
+                                  plan.run))
+    engine.execute(plan)
+    doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
+    assert len(doc["results"]) == 2
