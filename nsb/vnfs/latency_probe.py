@@ -5,12 +5,13 @@ like TRex's latency streams: each probe frame carries a stream id and sequence
 number; its send time is the kernel's software TX timestamp and its arrival
 time the kernel's RX timestamp, so the probe's own scheduling does not count.
 
-    python3 latency_probe.py --pps 1000 --duration 5 --frame-size 64 \
-        --stream xe0,xe1,SRC_MAC,DST_MAC,SRC_IP,DST_IP [--stream ...]
+    python3 latency_probe.py --stream xe0,xe1,SRC_MAC,DST_MAC,SRC_IP,DST_IP [--stream ...]
 
-Prints ``ready`` once its sockets listen, sends for ``duration`` seconds,
-keeps receiving until ``stop`` (or EOF) arrives on stdin, then prints one JSON
-line with per-stream counts and latency statistics in microseconds.
+It opens its sockets once and prints ``ready``; then, per trial, it reads a
+line ``{"pps": 1000, "duration": 5, "frame_size": 64}`` on stdin, prints
+``sending``, sends for ``duration`` seconds, keeps receiving until a ``stop``
+line arrives, and prints one JSON line with per-stream counts and latency
+statistics in microseconds. EOF on stdin ends it.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ class Stream:
         self.tx_if, self.rx_if = tx_if, rx_if
         self.frame_args = (src_mac, dst_mac, src_ip, dst_ip, frame_size, stream_id)
         self.sent = 0
+        self.id_offset = 0  # the kernel numbers a socket's sends from its first one
         self.user_tx_ns = []
         self.kernel_tx_ns = {}
         self.rx_ns = {}
@@ -154,8 +156,8 @@ def drain_tx_timestamps(sock, stream):
                 stamp = _timespec_ns(data, 0)
             elif level == SOL_PACKET and kind == PACKET_TX_TIMESTAMP and len(data) >= 16:
                 ident = struct.unpack_from("IBBBBII", data)[6]
-        if stamp and ident is not None:
-            stream.kernel_tx_ns[ident] = stamp
+        if stamp and ident is not None and ident >= stream.id_offset:
+            stream.kernel_tx_ns[ident - stream.id_offset] = stamp
 
 
 def drain_rx(sock, streams):
@@ -205,83 +207,119 @@ def summarize(latencies_ns):
             "histogram": histogram}
 
 
-def run(args):
-    streams = {i: Stream(i, spec, args.frame_size) for i, spec in enumerate(args.stream)}
-    tx_socks = {i: open_tx(s.tx_if) for i, s in streams.items()}
-    rx_socks, keep = {}, []
-    for stream in streams.values():
-        if stream.rx_if not in rx_socks:
-            sock, program = open_rx(stream.rx_if)
-            rx_socks[stream.rx_if] = sock
-            keep.append(program)
-    poller = select.poll()
-    by_fd = {}
-    for i, sock in tx_socks.items():
-        poller.register(sock, select.POLLERR)
-        by_fd[sock.fileno()] = ("tx", i)
-    for sock in rx_socks.values():
-        poller.register(sock, select.POLLIN)
-        by_fd[sock.fileno()] = ("rx", sock)
-    poller.register(sys.stdin, select.POLLIN | select.POLLHUP)
-    print("ready", flush=True)
+class Probe:
+    """Sockets stay open across trials; each trial gets fresh streams and counters."""
 
-    interval_ns = int(1e9 / args.pps) if args.pps > 0 else None
-    start = time.monotonic_ns()
-    send_until = start + int(args.duration * 1e9)
-    next_send = start
-    stopping = False
-    while not stopping:
-        now = time.monotonic_ns()
-        sending = interval_ns is not None and now < send_until
-        if sending and now >= next_send:
-            for i, stream in streams.items():
-                frame = build_frame(*stream.frame_args, stream.sent)
-                stream.user_tx_ns.append(time.time_ns())
-                try:
-                    tx_socks[i].send(frame)
-                    stream.sent += 1
-                except (BlockingIOError, OSError):
-                    stream.user_tx_ns.pop()
-            next_send += interval_ns
-            if next_send < now:  # fell behind: do not burst to catch up
-                next_send = now + interval_ns
-            continue
-        timeout_ms = max(0, (next_send - now) // 1_000_000) if sending else 100
-        for fd, _event in poller.poll(timeout_ms):
-            kind = by_fd.get(fd)
-            if kind is None:
-                line = sys.stdin.readline()
-                if not line or line.strip() == "stop":
-                    stopping = True
-            elif kind[0] == "tx":
-                drain_tx_timestamps(tx_socks[kind[1]], streams[kind[1]])
-            else:
-                drain_rx(kind[1], streams)
-    for i, sock in tx_socks.items():
-        drain_tx_timestamps(sock, streams[i])
-    for sock in rx_socks.values():
-        drain_rx(sock, streams)
-    report = {"streams": [], "all": None}
-    everything = []
-    for stream in streams.values():
-        latencies = []
-        kernel_stamps = 0
-        for seq, rx in stream.rx_ns.items():
-            tx = stream.kernel_tx_ns.get(seq)
-            if tx is not None:
-                kernel_stamps += 1
-            elif seq < len(stream.user_tx_ns):
-                tx = stream.user_tx_ns[seq]
-            else:
+    def __init__(self, specs):
+        self.specs = specs
+        self.streams = {i: Stream(i, spec, 64) for i, spec in enumerate(specs)}
+        self.tx_socks = {i: open_tx(s.tx_if) for i, s in self.streams.items()}
+        self.rx_socks, self._programs = {}, []
+        for stream in self.streams.values():
+            if stream.rx_if not in self.rx_socks:
+                sock, program = open_rx(stream.rx_if)
+                self.rx_socks[stream.rx_if] = sock
+                self._programs.append(program)
+        self.poller = select.poll()
+        self.by_fd = {}
+        for i, sock in self.tx_socks.items():
+            self.poller.register(sock, select.POLLERR)
+            self.by_fd[sock.fileno()] = ("tx", i)
+        for sock in self.rx_socks.values():
+            self.poller.register(sock, select.POLLIN)
+            self.by_fd[sock.fileno()] = ("rx", sock)
+        self.poller.register(sys.stdin, select.POLLIN | select.POLLHUP)
+        self.trial_id = 0
+        self.socket_sends = {i: 0 for i in self.tx_socks}
+
+    def trial(self, pps, duration, frame_size):
+        # a new id space per trial: late frames of the previous trial are ignored
+        self.trial_id += 1
+        base = self.trial_id * len(self.specs)
+        self.streams = {base + i: Stream(base + i, spec, frame_size)
+                        for i, spec in enumerate(self.specs)}
+        tx_by_stream = {base + i: sock for i, sock in self.tx_socks.items()}
+        for i, sock in self.tx_socks.items():  # stale timestamps of the previous trial
+            stale = Stream(-1, self.specs[i], 64)
+            stale.id_offset = 1 << 62
+            drain_tx_timestamps(sock, stale)
+            self.streams[base + i].id_offset = self.socket_sends[i]
+        for sock in self.rx_socks.values():
+            drain_rx(sock, {})
+        print("sending", flush=True)
+        interval_ns = int(1e9 / pps) if pps > 0 else None
+        start = time.monotonic_ns()
+        send_until = start + int(duration * 1e9)
+        next_send = start
+        stopping = False
+        while not stopping:
+            now = time.monotonic_ns()
+            sending = interval_ns is not None and now < send_until
+            if sending and now >= next_send:
+                for sid, stream in self.streams.items():
+                    frame = build_frame(*stream.frame_args, stream.sent)
+                    stream.user_tx_ns.append(time.time_ns())
+                    try:
+                        tx_by_stream[sid].send(frame)
+                        stream.sent += 1
+                    except OSError:
+                        stream.user_tx_ns.pop()
+                next_send += interval_ns
+                if next_send < now:  # fell behind: do not burst to catch up
+                    next_send = now + interval_ns
                 continue
-            latencies.append(rx - tx)
-        everything += latencies
-        report["streams"].append({
-            "tx_if": stream.tx_if, "rx_if": stream.rx_if, "sent": stream.sent,
-            "received": len(stream.rx_ns), "duplicates": stream.duplicates,
-            "kernel_tx_timestamps": kernel_stamps, "latency": summarize(latencies)})
-    report["all"] = summarize(everything)
-    print(json.dumps(report), flush=True)
+            timeout_ms = max(0, (next_send - now) // 1_000_000) if sending else 100
+            for fd, _event in self.poller.poll(timeout_ms):
+                kind = self.by_fd.get(fd)
+                if kind is None:
+                    line = sys.stdin.readline()
+                    if not line or line.strip() == "stop":
+                        stopping = True
+                elif kind[0] == "tx":
+                    sid = base + kind[1]
+                    drain_tx_timestamps(self.tx_socks[kind[1]], self.streams[sid])
+                else:
+                    drain_rx(kind[1], self.streams)
+        for i, sock in self.tx_socks.items():
+            drain_tx_timestamps(sock, self.streams[base + i])
+            self.socket_sends[i] += self.streams[base + i].sent
+        for sock in self.rx_socks.values():
+            drain_rx(sock, self.streams)
+        return self.report()
+
+    def report(self):
+        report = {"streams": [], "all": None}
+        everything = []
+        for stream in self.streams.values():
+            latencies = []
+            kernel_stamps = 0
+            for seq, rx in stream.rx_ns.items():
+                tx = stream.kernel_tx_ns.get(seq)
+                if tx is not None:
+                    kernel_stamps += 1
+                elif seq < len(stream.user_tx_ns):
+                    tx = stream.user_tx_ns[seq]
+                else:
+                    continue
+                latencies.append(rx - tx)
+            everything += latencies
+            report["streams"].append({
+                "tx_if": stream.tx_if, "rx_if": stream.rx_if, "sent": stream.sent,
+                "received": len(stream.rx_ns), "duplicates": stream.duplicates,
+                "kernel_tx_timestamps": kernel_stamps, "latency": summarize(latencies)})
+        report["all"] = summarize(everything)
+        return report
+
+
+def serve(specs):
+    probe = Probe(specs)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        command = json.loads(line)
+        report = probe.trial(command["pps"], command["duration"], command["frame_size"])
+        print(json.dumps(report), flush=True)
     return 0
 
 
@@ -289,12 +327,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stream", action="append", required=True,
                         help="tx_if,rx_if,src_mac,dst_mac,src_ip,dst_ip")
-    parser.add_argument("--pps", type=float, default=1000.0, help="probe frames per second")
-    parser.add_argument("--duration", type=float, required=True)
-    parser.add_argument("--frame-size", type=int, default=64)
     args = parser.parse_args(argv)
     try:
-        return run(args)
+        return serve(args.stream)
     except PermissionError:
         print("latency probe needs CAP_NET_RAW (run as root)", file=sys.stderr)
         return 2

@@ -58,6 +58,7 @@ class TrafgenGenerator(TrafficGen):
         self.workdir = f"/tmp/nsb-{run.task_id}/{spec.name}"
         self._processes = []
         self._shaped: set[str] = set()
+        self._probe_process = None
 
     def _streams(self, pairs) -> list[Stream]:
         node = self.node
@@ -115,6 +116,7 @@ class TrafgenGenerator(TrafficGen):
         for process in self._processes:
             process.stop(grace_s=2.0)
         self._processes.clear()
+        self._probe_process = None
         for ifname in sorted(self._shaped):
             self.executor.run(["tc", "qdisc", "del", "dev", ifname, "root"], check=False)
         self._shaped.clear()
@@ -131,6 +133,7 @@ class TrafgenGenerator(TrafficGen):
         commands = [self._trafgen_command(stream, index, trial, flows, per_port_pps,
                                           per_port_count)
                     for index, stream in enumerate(self.streams) if per_port_count > 0]
+        t0 = time.monotonic()
         before = link_counters.read(self.executor)
         probe = self._start_probe(trial)
         started = time.monotonic()
@@ -138,8 +141,13 @@ class TrafgenGenerator(TrafficGen):
         self._processes += senders
         sent = self._wait_senders(senders, trial, started)
         elapsed = time.monotonic() - started
+        t_sent = time.monotonic()
         after = self._drain(before)
+        t_drained = time.monotonic()
         latency, probe_sent = self._stop_probe(probe)
+        LOG.debug("trial timing: setup %.3f s, traffic %.3f s, drain %.3f s, probe report "
+                  "%.3f s", started - t0, t_sent - started, t_drained - t_sent,
+                  time.monotonic() - t_drained)
         tx = sum(sent) + probe_sent
         rx = sum(link_counters.delta(before, after, s.rx, "rx_packets") for s in self.streams)
         limited = sum(sent) < per_port_count * len(senders) * (
@@ -187,8 +195,12 @@ class TrafgenGenerator(TrafficGen):
         self._shaped.add(ifname)
 
     def _wait_senders(self, senders, trial, started) -> list[int]:
-        """Wait for every trafgen; stop the ones still sending when the trial is over."""
-        grace = max(0.5, 0.1 * trial.duration_s)
+        """Wait for every trafgen; stop the ones still sending when the trial is over.
+
+        The shaper paces at exactly the rate asked, so a trafgen still busy shortly
+        after the trial's time is up is slower than asked: generator-limited.
+        """
+        grace = max(0.1, 0.02 * trial.duration_s)
         deadline = started + trial.duration_s + grace
         for process in senders:
             try:
@@ -223,26 +235,41 @@ class TrafgenGenerator(TrafficGen):
             last = now
         return last
 
-    def _start_probe(self, trial: Trial):
-        pps = self.options["latency_probe_pps"]
-        if pps <= 0:
+    def _probe(self):
+        """The latency probe process, started once and kept for every trial."""
+        if self.options["latency_probe_pps"] <= 0:
             return None
-        argv = ["python3", "-I", "-S", self.probe_path, "--pps", str(pps), "--duration",
-                str(trial.duration_s), "--frame-size", str(trial.frame_size)]
+        if self._probe_process is not None and self._probe_process.poll() is None:
+            return self._probe_process
+        argv = ["python3", "-I", "-S", self.probe_path]
         for stream in self.streams:
             tx, rx = self.node.interfaces[stream.tx], self.node.interfaces[stream.rx]
             argv += ["--stream", ",".join([tx.name, rx.name, tx.mac, tx.peer_mac or rx.mac,
                                            tx.address or "10.0.0.1", rx.address or "10.0.0.2"])]
         probe = self.executor.start(argv, log_path=self.log, pipes=True)
         self._processes.append(probe)
+        self._expect(probe, "ready")
+        self._probe_process = probe
+        return probe
+
+    def _expect(self, probe, word: str) -> None:
         try:
             line = probe.read_line(10)
         except (TimeoutExpired, EOFError):
             probe.stop()
-            raise RunError(f"latency probe on {self.node.name} did not start:\n"
+            raise RunError(f"latency probe on {self.node.name} stopped answering:\n"
                            f"{tail(self._log_text())}") from None
-        if line != "ready":
-            raise RunError(f"latency probe on {self.node.name} said {line!r} instead of ready")
+        if line != word:
+            raise RunError(f"latency probe on {self.node.name} said {line!r} instead of {word}")
+
+    def _start_probe(self, trial: Trial):
+        probe = self._probe()
+        if probe is None:
+            return None
+        probe.write_line(json.dumps({"pps": self.options["latency_probe_pps"],
+                                     "duration": trial.duration_s,
+                                     "frame_size": trial.frame_size}))
+        self._expect(probe, "sending")
         return probe
 
     def _stop_probe(self, probe) -> tuple[LatencyStats | None, int]:
@@ -254,9 +281,6 @@ class TrafgenGenerator(TrafficGen):
         except (TimeoutExpired, EOFError, json.JSONDecodeError, BrokenPipeError) as exc:
             raise RunError(f"latency probe on {self.node.name} gave no report ({exc}):\n"
                            f"{tail(self._log_text())}") from None
-        finally:
-            probe.stop(grace_s=1.0)
-            self._processes.remove(probe)
         sent = sum(s["sent"] for s in report["streams"])
         return latency_from_report(report.get("all")), sent
 
