@@ -27,9 +27,10 @@ class Progress:
         self.live = None
         if console.is_terminal:
             from rich.live import Live
+            from rich.text import Text
 
-            self.live = Live(get_renderable=self.line, console=console, refresh_per_second=4,
-                             transient=True)
+            self.live = Live(get_renderable=lambda: Text(self.line()), console=console,
+                             refresh_per_second=4, transient=True)
 
     def __enter__(self):
         if self.live:
@@ -48,7 +49,7 @@ class Progress:
             self.last = event
             self.trial_walls.append(time.monotonic() - self.trial_started)
             if not self.live:
-                self.console.print(self.line(), highlight=False, soft_wrap=True)
+                self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
         elif isinstance(event, ResultReady):
             self.results.append(event)
 

@@ -70,3 +70,23 @@ def test_failing_output_does_not_stop_the_others(tmp_path):
     engine.execute(plan)
     doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
     assert len(doc["results"]) == 2
+
+
+def test_progress_line_names_scenario_interval_rate_and_time_left(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from nsb.progress import Progress
+
+    stream = io.StringIO()
+    progress = Progress(Console(file=stream, width=300))
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
+    engine.execute(plan, [progress.handle])
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == sum(r.trials for r in progress.results)  # one line per trial
+    first = lines[0]
+    assert first.startswith("[testpmd_rfc2544] 64 B | interval 0.00-100.00 % | trial 1 at "
+                            "100.00 %")
+    assert "kpps" in first and "last: fail loss" in first and "elapsed 0:00:00" in first
+    assert "left ~" in first
