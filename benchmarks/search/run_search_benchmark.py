@@ -1,0 +1,102 @@
+"""Throughput search profiles against simulated DUTs: trials, time, and error.
+
+For each profile and model, over SEEDS seeded DUTs with a capacity C drawn
+between 10% and 95% of line rate (64 B frames, one 10 Gbit/s port), it prints:
+trials per search, trial-seconds (mean, p95, max), wall time with 1 s overhead
+per trial, and the error of the reported NDR against C (mean, 5th and 95th
+percentile, count of over-reports).
+
+    python benchmarks/search/run_search_benchmark.py [--seeds 200] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.search.sim_dut import MODELS, SimulatedDut  # noqa: E402
+from nsb import units  # noqa: E402
+from nsb.events import ResultReady  # noqa: E402
+from nsb.task.model import PluginSpec, Where  # noqa: E402
+from nsb.task.yaml_lines import LocatedDocument  # noqa: E402
+from nsb.traffic_profiles.base import Session  # noqa: E402
+from nsb.traffic_profiles.binsearch import BinSearchProfile  # noqa: E402
+from nsb.traffic_profiles.mlrsearch import MlrSearchProfile  # noqa: E402
+
+FRAME = 64
+SPEED_GBPS = 10
+RFC_GOAL = {"name": "NDR", "loss_ratio": 0.0, "final_trial_duration": 60.0,
+            "duration_sum": 60.0, "relative_width": 0.005, "initial_trial_duration": 1.0}
+
+PROFILES = {
+    "binsearch (NSB: 0-100%, 0.1% precision, 60 s)": (BinSearchProfile, {
+        "packet_sizes": [FRAME], "duration": 60, "tolerated_loss": 0.0, "test_precision": 0.1,
+        "lower_bound": 0.0, "upper_bound": 100.0, "interface_speed_gbps": SPEED_GBPS}),
+    "mlrsearch (RFC-equivalent NDR goal)": (MlrSearchProfile, {
+        "packet_sizes": [FRAME], "interface_speed_gbps": SPEED_GBPS, "lower_bound": 1.0,
+        "upper_bound": 100.0, "goals": [RFC_GOAL]}),
+}
+
+
+def make_profile(cls, options):
+    schema_defaults = {k: v["default"] for k, v in cls.OPTIONS_SCHEMA["properties"].items()
+                       if "default" in v}
+    options = {**schema_defaults, **options}
+    spec = PluginSpec(cls.__name__, options, Where(LocatedDocument(options, "bench"), ()))
+    return cls(spec, options, run=None)
+
+
+def one_search(cls, options, model, seed):
+    rng = random.Random(seed)
+    line = units.line_rate_pps(FRAME, SPEED_GBPS)
+    capacity = rng.uniform(0.10, 0.95) * line
+    dut = SimulatedDut(model, capacity, seed)
+    results = []
+    session = Session("bench", "bench", 0,
+                      lambda e: results.append(e) if isinstance(e, ResultReady) else None)
+    make_profile(cls, options).execute(dut, session)
+    ndr = results[0].throughput_pps
+    return dut.trials, dut.trial_seconds, 100.0 * (ndr - capacity) / capacity
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--models", nargs="*", default=list(MODELS))
+    args = parser.parse_args()
+    header = ("| profile | model | trials (mean) | trial-s mean | trial-s p95 | trial-s max | "
+              "wall s (+1 s/trial) mean | error % mean | error % p5 | error % p95 | "
+              "over-reports |")
+    print(header)
+    print("|" + "---|" * 11)
+    for name, (cls, options) in PROFILES.items():
+        for model in args.models:
+            started = time.perf_counter()
+            runs = [one_search(cls, options, model, seed) for seed in range(args.seeds)]
+            trials = [r[0] for r in runs]
+            seconds = [r[1] for r in runs]
+            errors = [r[2] for r in runs]
+            walls = [s + t for s, t in zip(seconds, trials, strict=True)]
+            print(f"| {name} | {model} | {statistics.mean(trials):.1f} | "
+                  f"{statistics.mean(seconds):.0f} | {percentile(seconds, 95):.0f} | "
+                  f"{max(seconds):.0f} | {statistics.mean(walls):.0f} | "
+                  f"{statistics.mean(errors):+.2f} | {percentile(errors, 5):+.2f} | "
+                  f"{percentile(errors, 95):+.2f} | {sum(e > 0 for e in errors)} |",
+                  flush=True)
+            print(f"  ({args.seeds} searches in {time.perf_counter() - started:.1f} s)",
+                  file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""MLRsearch (FD.io CSIT, draft-ietf-bmwg-mlrsearch): NDR and PDR in one search.
+
+Short trials find the region, full-length trials decide at the final bounds,
+and an exceed ratio tolerates rare noisy trials. The search itself is the
+MLRsearch library; this profile feeds it trials through any generator's
+run_trial and turns its bounds into results.
+"""
+
+from __future__ import annotations
+
+from nsb import units
+from nsb.traffic_profiles import common
+from nsb.traffic_profiles.base import GENERATOR_LIMITED, PASS, Session, TrafficProfile, judge
+from nsb.trial import Trial, TrialResult
+
+GOAL_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z0-9_]+$"},
+        "loss_ratio": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.0},
+        "exceed_ratio": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5},
+        "relative_width": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
+                           "default": 0.005},
+        "initial_trial_duration": {"type": "number", "exclusiveMinimum": 0, "default": 1.0},
+        "final_trial_duration": {"type": "number", "exclusiveMinimum": 0, "default": 60.0},
+        "duration_sum": {"type": "number", "exclusiveMinimum": 0, "default": 60.0},
+        "preceding_targets": {"type": "integer", "minimum": 0, "default": 2},
+        "expansion_coefficient": {"type": "integer", "minimum": 1, "default": 2},
+    },
+}
+
+# RFC 2544-equivalent NDR (one 60 s zero-loss trial decides) and a 0.5% PDR
+DEFAULT_GOALS = [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio": 0.005}]
+
+
+class SearchStopped(Exception):
+    """The runner asked to stop between trials."""
+
+
+class MlrSearchProfile(TrafficProfile):
+    """MLRsearch: NDR and PDR together, short trials first, full-length trials at the bounds."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "packet_sizes": common.PACKET_SIZES,
+            "interface_speed_gbps": common.INTERFACE_SPEED,
+            "lower_bound": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
+                            "default": 0.1},
+            "upper_bound": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
+                            "default": 100.0},
+            "goals": {"type": "array", "minItems": 1, "items": GOAL_SCHEMA,
+                      "default": DEFAULT_GOALS},
+            "warmup_duration": {"type": "number", "minimum": 0, "default": 0.0},
+            "search_duration_max": {"type": "number", "exclusiveMinimum": 0,
+                                    "default": 86400.0},
+            "flows": common.FLOWS,
+        },
+    }
+
+    def __init__(self, spec, options, run):
+        super().__init__(spec, options, run)
+        names = [g["name"] for g in options["goals"]]
+        if len(set(names)) != len(names):
+            raise spec.options_where.error("goal names must be unique", "goals")
+        if options["lower_bound"] >= options["upper_bound"]:
+            raise spec.options_where.error("lower_bound must be below upper_bound",
+                                           "lower_bound")
+
+    def goals(self) -> list[dict]:
+        """Goals with every attribute filled from the defaults."""
+        filled = []
+        for goal in self.options["goals"]:
+            full = {k: v["default"] for k, v in GOAL_SCHEMA["properties"].items()
+                    if "default" in v}
+            full.update(goal)
+            filled.append(full)
+        return filled
+
+    def execute(self, tg, session: Session) -> None:
+        for frame in self.frame_sizes:
+            if session.should_stop():
+                return
+            try:
+                self._search(tg, session, frame)
+            except SearchStopped:
+                return
+
+    def _search(self, tg, session: Session, frame: int) -> None:
+        from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
+
+        ports = tg.tx_port_count
+        speed = self.speed_gbps
+        goals = self.goals()
+        # fail_fast off: a lower bound that fails is a result (throughput 0), not a crash
+        search_goals = [SearchGoal(fail_fast=False,
+                                   **{k: v for k, v in g.items() if k != "name"})
+                        for g in goals]
+        config = Config()
+        config.goals = search_goals
+        config.min_load = units.pct_to_pps(self.options["lower_bound"], frame, speed, ports)
+        config.max_load = units.pct_to_pps(self.options["upper_bound"], frame, speed, ports)
+        config.warmup_duration = self.options["warmup_duration"] or None
+        config.search_duration_max = self.options["search_duration_max"]
+        measurer = _Measurer(self, tg, session, frame, goals[0]["loss_ratio"] * 100.0)
+        found = MultipleLossRatioSearch(config=config).search(measurer=measurer,
+                                                              debug=lambda _msg: None)
+        for goal, search_goal in zip(goals, search_goals, strict=True):
+            result = found[search_goal]
+            lower = result.relevant_lower_bound
+            upper = result.relevant_upper_bound
+            lower_pps = float(lower) if lower is not None else 0.0
+            best = measurer.longest_at(lower_pps, goal["loss_ratio"]) if lower else None
+            conditional = result.conditional_throughput
+            limited_by = "upper_bound" if upper is None else (
+                "generator" if measurer.generator_limited_above(lower_pps) else "dut")
+            extra = {
+                "goal": goal["name"], "goal_loss_ratio": goal["loss_ratio"],
+                "lower_bound_pps": lower_pps,
+                "upper_bound_pps": float(upper) if upper is not None else None,
+                "conditional_throughput_pps": float(conditional) if conditional else None,
+                "final_trial_duration_s": goal["final_trial_duration"],
+                "backed_by_full_trial": bool(best and best.trial.duration_s
+                                             >= goal["final_trial_duration"]),
+            }
+            session.result_ready(frame, best, speed, ports, limited_by, len(measurer.results),
+                                 self.spec.type, extra=extra)
+
+
+class _Measurer:
+    """MLRsearch's measurer interface over a generator's run_trial."""
+
+    def __init__(self, profile: MlrSearchProfile, tg, session: Session, frame: int,
+                 tolerated_loss_pct: float):
+        self.profile = profile
+        self.tg = tg
+        self.session = session
+        self.frame = frame
+        self.tolerated_loss_pct = tolerated_loss_pct
+        self.results: list[TrialResult] = []
+        self.verdicts: list[str] = []
+
+    def measure(self, intended_duration: float, intended_load: float):
+        from MLRsearch import MeasurementResult
+
+        if self.session.should_stop():
+            raise SearchStopped()
+        speed, ports = self.profile.speed_gbps, self.tg.tx_port_count
+        trial = Trial(frame_size=self.frame, rate_pps=float(intended_load),
+                      duration_s=float(intended_duration),
+                      flows=self.profile.options.get("flows"))
+        pct = units.pps_to_pct(trial.rate_pps, self.frame, speed, ports)
+        index, result = self.session.run_trial(self.tg, trial, pct, 0.0, 100.0, 0)
+        verdict, reason = judge(result, self.tolerated_loss_pct)
+        self.session.trial_done(index, result, verdict, pct, 0.0, 100.0, reason)
+        self.results.append(result)
+        self.verdicts.append(verdict)
+        asked = int(result.extra.get("requested_packets") or round(trial.rate_pps
+                                                                    * trial.duration_s))
+        return MeasurementResult(intended_duration=trial.duration_s,
+                                 intended_load=trial.rate_pps,
+                                 offered_count=result.tx_packets,
+                                 loss_count=max(0, result.lost_packets),
+                                 intended_count=max(asked, 1),
+                                 duration_with_overheads=result.elapsed_s)
+
+    def longest_at(self, load_pps: float, loss_ratio: float) -> TrialResult | None:
+        """The longest trial at ``load_pps`` that met the loss ratio (backs the answer)."""
+        matching = [r for r in self.results
+                    if abs(r.trial.rate_pps - load_pps) <= 1e-6 * max(1.0, load_pps)
+                    and r.loss_pct <= loss_ratio * 100.0]
+        return max(matching, key=lambda r: r.trial.duration_s, default=None)
+
+    def generator_limited_above(self, load_pps: float) -> bool:
+        above = [v for r, v in zip(self.results, self.verdicts, strict=True)
+                 if r.trial.rate_pps > load_pps and v != PASS]
+        return bool(above) and all(v == GENERATOR_LIMITED for v in above)

@@ -1,0 +1,63 @@
+"""The mlrsearch profile against a simulated DUT of known capacity."""
+
+import pytest
+
+from nsb import units
+from nsb.events import ResultReady, TrialDone
+from nsb.task.model import PluginSpec, Where
+from nsb.task.yaml_lines import LocatedDocument
+from nsb.traffic_profiles.base import Session
+from nsb.traffic_profiles.mlrsearch import MlrSearchProfile
+from tests.doubles.simulated_dut import SimulatedDutGenerator
+
+
+def profile(**overrides):
+    defaults = {k: v["default"] for k, v in MlrSearchProfile.OPTIONS_SCHEMA["properties"].items()
+                if "default" in v}
+    options = {**defaults, "packet_sizes": [64], "interface_speed_gbps": 1, **overrides}
+    spec = PluginSpec("mlrsearch", options, Where(LocatedDocument(options, "t.yaml"), ()))
+    return MlrSearchProfile(spec, options, run=None)
+
+
+def run(tg, prof):
+    events = []
+    prof.execute(tg, Session("t1", "s", 0, events.append))
+    return ([e for e in events if isinstance(e, TrialDone)],
+            [e for e in events if isinstance(e, ResultReady)])
+
+
+def test_ndr_and_pdr_bracket_the_capacity_and_are_backed_by_full_trials():
+    line = units.line_rate_pps(64, 1, ports=2)
+    capacity = 0.4 * line
+    trials, results = run(SimulatedDutGenerator(capacity), profile())
+    ndr, pdr = results
+    assert (ndr.extra["goal"], pdr.extra["goal"]) == ("NDR", "PDR")
+    assert ndr.extra["lower_bound_pps"] <= capacity < ndr.extra["upper_bound_pps"]
+    assert ndr.extra["upper_bound_pps"] / ndr.extra["lower_bound_pps"] - 1 <= 0.0051
+    assert ndr.throughput_pps == pytest.approx(ndr.extra["lower_bound_pps"])
+    assert ndr.loss_pct == 0 and ndr.limited_by == "dut"
+    assert ndr.extra["backed_by_full_trial"]
+    # the PDR goal tolerates 0.5% loss: it may sit above capacity, never below the NDR
+    assert pdr.throughput_pps >= ndr.throughput_pps
+    assert pdr.throughput_pps <= capacity / (1 - 0.005) * 1.006
+    # short trials first, full-length ones at the end
+    assert trials[0].result.trial.duration_s == 1.0
+    assert max(t.result.trial.duration_s for t in trials) == 60.0
+    assert all(t.reason for t in trials)
+
+
+def test_upper_bound_passing():
+    _, (ndr, _) = run(SimulatedDutGenerator(1e12), profile())
+    assert ndr.limited_by == "upper_bound"
+
+
+def test_capacity_below_the_lower_bound_reports_zero():
+    _, (ndr, _) = run(SimulatedDutGenerator(10.0), profile())
+    assert ndr.throughput_pps == 0 and ndr.extra["lower_bound_pps"] == 0.0
+
+
+def test_goal_names_must_be_unique():
+    from nsb.errors import TaskError
+
+    with pytest.raises(TaskError, match="unique"):
+        profile(goals=[{"name": "NDR"}, {"name": "NDR", "loss_ratio": 0.01}])
