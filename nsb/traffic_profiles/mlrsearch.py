@@ -69,6 +69,19 @@ class MlrSearchProfile(TrafficProfile):
         if options["lower_bound"] >= options["upper_bound"]:
             raise spec.options_where.error("lower_bound must be below upper_bound",
                                            "lower_bound")
+        for index, goal in enumerate(self.goals()):
+            try:
+                self._search_goal(goal)
+            except ValueError as exc:  # MLRsearch's own consistency checks
+                raise spec.options_where.error(f"goal {goal['name']}: {exc}", "goals",
+                                               index) from None
+
+    @staticmethod
+    def _search_goal(goal: dict):
+        from MLRsearch import SearchGoal
+
+        # fail_fast off: a lower bound that fails is a result (throughput 0), not a crash
+        return SearchGoal(fail_fast=False, **{k: v for k, v in goal.items() if k != "name"})
 
     def goals(self) -> list[dict]:
         """Goals with every attribute filled from the defaults."""
@@ -90,15 +103,12 @@ class MlrSearchProfile(TrafficProfile):
                 return
 
     def _search(self, tg, session: Session, frame: int) -> None:
-        from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
+        from MLRsearch import Config, MultipleLossRatioSearch
 
         ports = tg.tx_port_count
         speed = self.speed_gbps
         goals = self.goals()
-        # fail_fast off: a lower bound that fails is a result (throughput 0), not a crash
-        search_goals = [SearchGoal(fail_fast=False,
-                                   **{k: v for k, v in g.items() if k != "name"})
-                        for g in goals]
+        search_goals = [self._search_goal(g) for g in goals]
         config = Config()
         config.goals = search_goals
         config.min_load = units.pct_to_pps(self.options["lower_bound"], frame, speed, ports)

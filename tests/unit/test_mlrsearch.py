@@ -61,3 +61,10 @@ def test_goal_names_must_be_unique():
 
     with pytest.raises(TaskError, match="unique"):
         profile(goals=[{"name": "NDR"}, {"name": "NDR", "loss_ratio": 0.01}])
+
+
+def test_inconsistent_goal_is_a_task_error():
+    from nsb.errors import TaskError
+
+    with pytest.raises(TaskError, match="goal NDR: Number of preceding targets is too small"):
+        profile(goals=[{"name": "NDR", "preceding_targets": 0}])
