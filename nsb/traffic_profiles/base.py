@@ -65,6 +65,28 @@ class Session:
             extra=extra or {}))
 
 
+def latency_sweep(tg: TrafficGen, session: Session, frame: int, ndr_pps: float,
+                  percents: list[float], duration_s: float, flows: int | None,
+                  speed_gbps: float) -> dict:
+    """Latency at fractions of the found NDR (as FD.io CSIT reports): one trial each."""
+    from nsb.outputs.records import latency_record
+
+    sweep = {}
+    ports = tg.tx_port_count
+    for pct in percents:
+        if ndr_pps <= 0 or session.should_stop():
+            break
+        trial = Trial(frame_size=frame, rate_pps=ndr_pps * pct / 100.0, duration_s=duration_s,
+                      flows=flows)
+        line_pct = units.pps_to_pct(trial.rate_pps, frame, speed_gbps, ports)
+        index, result = session.run_trial(tg, trial, line_pct, line_pct, line_pct, 0)
+        session.trial_done(index, result, "latency", line_pct, line_pct, line_pct,
+                           f"latency at {pct:g}% of NDR")
+        sweep[f"{pct:g}"] = {"rate_pps": trial.rate_pps, "loss_pct": result.loss_pct,
+                             "latency": latency_record(result.latency)}
+    return sweep
+
+
 def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[str, str]:
     """Verdict and reason: loss above tolerance is a DUT failure even if the
     generator fell short; a short generator without loss proves nothing."""

@@ -6,7 +6,14 @@ import math
 
 from nsb import units
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import GENERATOR_LIMITED, PASS, Session, TrafficProfile, judge
+from nsb.traffic_profiles.base import (
+    GENERATOR_LIMITED,
+    PASS,
+    Session,
+    TrafficProfile,
+    judge,
+    latency_sweep,
+)
 from nsb.trial import Trial
 
 
@@ -26,6 +33,9 @@ class BinSearchProfile(TrafficProfile):
                             "default": 100.0},
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "flows": common.FLOWS,
+            "confirmation": {"type": "integer", "minimum": 0, "default": 0},
+            "verification_trials": {"type": "integer", "minimum": 0, "default": 0},
+            "latency_at": common.LATENCY_AT,
         },
     }
 
@@ -52,24 +62,43 @@ class BinSearchProfile(TrafficProfile):
             later = self.trials_per_frame() * (len(sizes) - position - 1)
             self._search(tg, session, frame, later)
 
+    def _run(self, tg, session: Session, frame: int, rate: float, lower: float, upper: float,
+             left: int, why: str = ""):
+        """One trial at ``rate`` % of line rate, judged and recorded."""
+        o = self.options
+        trial = Trial(frame_size=frame, duration_s=float(o["duration"]), flows=o.get("flows"),
+                      rate_pps=units.pct_to_pps(rate, frame, self.speed_gbps, tg.tx_port_count))
+        index, result = session.run_trial(tg, trial, rate, lower, upper, left)
+        verdict, reason = judge(result, o["tolerated_loss"])
+        return index, result, verdict, (f"{why}: {reason}" if why else reason)
+
+    def _try(self, tg, session, frame, rate, lower, upper, left):
+        """A rate passes when its trial and ``confirmation`` repeats all pass."""
+        index, result, verdict, reason = self._run(tg, session, frame, rate, lower, upper, left)
+        repeats = self.options["confirmation"]
+        for repeat in range(repeats):
+            if verdict != PASS:
+                break
+            session.trial_done(index, result, verdict, rate, lower, upper, reason)
+            index, result, verdict, reason = self._run(
+                tg, session, frame, rate, lower, upper, left,
+                why=f"confirmation {repeat + 1}/{repeats}")
+        return index, result, verdict, reason
+
     def _search(self, tg, session: Session, frame: int, later_trials: int) -> None:
         o = self.options
-        ports = tg.tx_port_count
         lower, upper = o["lower_bound"], o["upper_bound"]
         rate = upper
-        best = None
+        best, best_pct = None, 0.0
         limited_by = "none"
-        trials = 0
+        trials_before = session.trial_count
         completed = False
         while not session.should_stop():
-            trial = Trial(frame_size=frame, duration_s=float(o["duration"]), flows=o.get("flows"),
-                          rate_pps=units.pct_to_pps(rate, frame, self.speed_gbps, ports))
             left = self.trials_per_frame(lower, upper) + later_trials
-            index, result = session.run_trial(tg, trial, rate, lower, upper, left)
-            trials += 1
-            verdict, reason = judge(result, o["tolerated_loss"])
+            index, result, verdict, reason = self._try(tg, session, frame, rate, lower, upper,
+                                                       left)
             if verdict == PASS:
-                lower, best = rate, result
+                lower, best, best_pct = rate, result, rate
             else:
                 upper = rate
                 limited_by = "generator" if verdict == GENERATOR_LIMITED else "dut"
@@ -82,6 +111,36 @@ class BinSearchProfile(TrafficProfile):
                 completed = True
                 break
             rate = (lower + upper) / 2.0
-        if completed:  # an interrupted search has trials but no answer
-            session.result_ready(frame, best, self.speed_gbps, ports, limited_by, trials,
-                                 self.spec.type)
+        if not completed:  # an interrupted search has trials but no answer
+            return
+        extra = {}
+        if o["verification_trials"] and best is not None:
+            best, best_pct, extra = self._verify(tg, session, frame, best, best_pct)
+        if o["latency_at"] and best is not None:
+            extra["latency_at_ndr_pct"] = latency_sweep(
+                tg, session, frame, best.tx_rate_pps, o["latency_at"], float(o["duration"]),
+                o.get("flows"), self.speed_gbps)
+        session.result_ready(frame, best, self.speed_gbps, tg.tx_port_count, limited_by,
+                             session.trial_count - trials_before, self.spec.type, extra=extra)
+
+    def _verify(self, tg, session, frame, best, rate):
+        """TST009-style: the answer must pass ``verification_trials`` more full trials;
+        each failure steps down by test_precision and verifies again."""
+        o = self.options
+        steps = 0
+        while rate > o["lower_bound"] and not session.should_stop():
+            passed = True
+            for attempt in range(o["verification_trials"]):
+                index, result, verdict, reason = self._run(
+                    tg, session, frame, rate, rate, rate, 0,
+                    why=f"verification {attempt + 1}/{o['verification_trials']}")
+                session.trial_done(index, result, verdict, rate, rate, rate, reason)
+                if verdict != PASS:
+                    passed = False
+                    break
+                best = result
+            if passed:
+                return best, rate, {"verified_rate_pct": rate, "verification_steps": steps}
+            steps += 1
+            rate = max(o["lower_bound"], rate - o["test_precision"])
+        return None, 0.0, {"verified_rate_pct": None, "verification_steps": steps}

@@ -7,3 +7,5 @@ DURATION = {"type": "number", "exclusiveMinimum": 0, "default": 30}
 INTERFACE_SPEED = {"type": "number", "exclusiveMinimum": 0, "default": 10}
 TOLERATED_LOSS = {"type": "number", "minimum": 0, "maximum": 100, "default": 0.0}
 FLOWS = {"type": "integer", "minimum": 1}
+LATENCY_AT = {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0,
+                                          "maximum": 100}, "default": []}

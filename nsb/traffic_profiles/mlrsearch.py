@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from nsb import units
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import GENERATOR_LIMITED, PASS, Session, TrafficProfile, judge
+from nsb.traffic_profiles.base import (
+    GENERATOR_LIMITED,
+    PASS,
+    Session,
+    TrafficProfile,
+    judge,
+    latency_sweep,
+)
 from nsb.trial import Trial, TrialResult
 
 GOAL_SCHEMA = {
@@ -58,6 +65,8 @@ class MlrSearchProfile(TrafficProfile):
             "search_duration_max": {"type": "number", "exclusiveMinimum": 0,
                                     "default": 86400.0},
             "flows": common.FLOWS,
+            "latency_at": common.LATENCY_AT,
+            "latency_duration": {"type": "number", "exclusiveMinimum": 0},
         },
     }
 
@@ -136,6 +145,11 @@ class MlrSearchProfile(TrafficProfile):
                 "backed_by_full_trial": bool(best and best.trial.duration_s
                                              >= goal["final_trial_duration"]),
             }
+            if goal is goals[0] and self.options["latency_at"] and best is not None:
+                extra["latency_at_ndr_pct"] = latency_sweep(
+                    tg, session, frame, best.tx_rate_pps, self.options["latency_at"],
+                    float(self.options.get("latency_duration") or goal["final_trial_duration"]),
+                    self.options.get("flows"), speed)
             session.result_ready(frame, best, speed, ports, limited_by, len(measurer.results),
                                  self.spec.type, extra=extra)
 

@@ -15,7 +15,9 @@ DEFAULTS = {"packet_sizes": [64], "duration": 1, "tolerated_loss": 0.0, "test_pr
 
 
 def profile(**overrides):
-    options = {**DEFAULTS, **overrides}
+    schema_defaults = {k: v["default"] for k, v in
+                       BinSearchProfile.OPTIONS_SCHEMA["properties"].items() if "default" in v}
+    options = {**schema_defaults, **DEFAULTS, **overrides}
     spec = PluginSpec("binsearch", options, Where(LocatedDocument(options, "t.yaml"), ()))
     return BinSearchProfile(spec, options, run=None)
 
@@ -108,3 +110,65 @@ def test_nsb_name_is_the_same_plugin():
 
     spec = PluginSpec("ProxBinSearchProfile", {}, Where(LocatedDocument({}, "t"), ()))
     assert plugins.load_class("nsb.traffic_profiles", spec) is BinSearchProfile
+
+
+class FlakyDut(SimulatedDutGenerator):
+    """Double: loses frames on chosen trial numbers (1-based), whatever the rate."""
+
+    def __init__(self, capacity_pps, bad_trials):
+        super().__init__(capacity_pps)
+        self.bad_trials = set(bad_trials)
+
+    def run_trial(self, trial):
+        result = super().run_trial(trial)
+        if len(self.trials) in self.bad_trials:
+            from dataclasses import replace
+
+            return replace(result, rx_packets=result.rx_packets - 10)
+        return result
+
+
+def test_confirmation_repeats_a_pass_and_a_failed_repeat_fails_the_rate():
+    line = units.line_rate_pps(64, 1, ports=2)
+    # 100% and 50% fail, 25% passes, and its confirmation (trial 4) loses frames
+    tg = FlakyDut(0.30 * line, bad_trials={4})
+    trials, (result,) = run(tg, profile(confirmation=1, test_precision=5))
+    failed_confirmation = [t for t in trials if t.reason.startswith("confirmation 1/1")
+                           and t.verdict == "fail"]
+    assert [t.rate_pct for t in failed_confirmation] == [25.0]
+    assert result.line_rate_pct < 25.0
+    # the reported rate passed twice: the trial and its confirmation
+    final = [t for t in trials if t.verdict == "pass"
+             and t.result.tx_rate_pps == pytest.approx(result.throughput_pps)]
+    assert len(final) == 2
+    assert result.throughput_pps <= 0.30 * line
+
+
+def test_verification_steps_down_until_full_trials_pass():
+    line = units.line_rate_pps(64, 1, ports=2)
+    capacity = 0.30 * line
+    plain = SimulatedDutGenerator(capacity)
+    _, (first,) = run(plain, profile(test_precision=1))
+    searched = len(plain.trials)
+    # the first verification trial fails (transient loss), the next step down passes
+    tg = FlakyDut(capacity, bad_trials={searched + 1})
+    trials, (result,) = run(tg, profile(test_precision=1, verification_trials=2))
+    verifications = [t for t in trials if t.reason.startswith("verification")]
+    assert verifications[0].verdict == "fail"
+    assert result.extra["verification_steps"] == 1
+    assert result.extra["verified_rate_pct"] == pytest.approx(first.line_rate_pct - 1, abs=0.01)
+    assert [t.verdict for t in verifications[1:]] == ["pass", "pass"]
+
+
+def test_latency_at_fractions_of_ndr():
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = SimulatedDutGenerator(0.5 * line)
+    trials, (result,) = run(tg, profile(test_precision=1, latency_at=[10, 50, 90]))
+    sweep = result.extra["latency_at_ndr_pct"]
+    assert list(sweep) == ["10", "50", "90"]
+    for pct, point in sweep.items():
+        assert point["rate_pps"] == pytest.approx(result.throughput_pps * float(pct) / 100)
+        assert point["loss_pct"] == 0
+    # the simulated latency rises with load
+    assert sweep["10"]["latency"]["avg_us"] < sweep["90"]["latency"]["avg_us"]
+    assert [t.verdict for t in trials[-3:]] == ["latency"] * 3

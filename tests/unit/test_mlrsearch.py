@@ -68,3 +68,14 @@ def test_inconsistent_goal_is_a_task_error():
 
     with pytest.raises(TaskError, match="goal NDR: Number of preceding targets is too small"):
         profile(goals=[{"name": "NDR", "preceding_targets": 0}])
+
+
+def test_latency_at_fractions_of_the_ndr():
+    line = units.line_rate_pps(64, 1, ports=2)
+    trials, (ndr, pdr) = run(SimulatedDutGenerator(0.4 * line),
+                             profile(latency_at=[10, 50, 90], latency_duration=5))
+    sweep = ndr.extra["latency_at_ndr_pct"]
+    assert list(sweep) == ["10", "50", "90"]
+    assert sweep["50"]["rate_pps"] == pytest.approx(ndr.throughput_pps / 2)
+    assert "latency_at_ndr_pct" not in pdr.extra
+    assert [t.result.trial.duration_s for t in trials if t.verdict == "latency"] == [5.0] * 3
