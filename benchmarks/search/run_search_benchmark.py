@@ -27,6 +27,7 @@ from nsb.task.model import PluginSpec, Where  # noqa: E402
 from nsb.task.yaml_lines import LocatedDocument  # noqa: E402
 from nsb.traffic_profiles.base import Session  # noqa: E402
 from nsb.traffic_profiles.binsearch import BinSearchProfile  # noqa: E402
+from nsb.traffic_profiles.fastndr import FastNdrProfile  # noqa: E402
 from nsb.traffic_profiles.mlrsearch import MlrSearchProfile  # noqa: E402
 
 FRAME = 64
@@ -41,6 +42,9 @@ PROFILES = {
     "mlrsearch (RFC-equivalent NDR goal)": (MlrSearchProfile, {
         "packet_sizes": [FRAME], "interface_speed_gbps": SPEED_GBPS, "lower_bound": 1.0,
         "upper_bound": 100.0, "goals": [RFC_GOAL]}),
+    "fastndr (60 s final trial, 0.5% width)": (FastNdrProfile, {
+        "packet_sizes": [FRAME], "interface_speed_gbps": SPEED_GBPS, "lower_bound": 1.0,
+        "upper_bound": 100.0}),
 }
 
 

@@ -1,0 +1,75 @@
+"""The fastndr profile: short trials find the NDR, one full-length trial proves it."""
+
+import pytest
+
+from benchmarks.search.sim_dut import SimulatedDut
+from nsb import units
+from nsb.events import ResultReady, TrialDone
+from nsb.task.model import PluginSpec, Where
+from nsb.task.yaml_lines import LocatedDocument
+from nsb.traffic_profiles.base import Session
+from nsb.traffic_profiles.fastndr import FastNdrProfile
+
+LINE = units.line_rate_pps(64, 10)
+
+
+def profile(**overrides):
+    defaults = {k: v["default"] for k, v in FastNdrProfile.OPTIONS_SCHEMA["properties"].items()
+                if "default" in v}
+    options = {**defaults, "packet_sizes": [64], **overrides}
+    spec = PluginSpec("fastndr", options, Where(LocatedDocument(options, "t.yaml"), ()))
+    return FastNdrProfile(spec, options, run=None)
+
+
+def run(tg, prof):
+    events = []
+    prof.execute(tg, Session("t1", "s", 0, events.append))
+    return ([e for e in events if isinstance(e, TrialDone)],
+            [e for e in events if isinstance(e, ResultReady)])
+
+
+@pytest.mark.parametrize("model", ["M0", "M1", "M2"])
+@pytest.mark.parametrize("seed", range(5))
+def test_answer_is_within_width_below_capacity_and_backed_by_one_full_trial(model, seed):
+    capacity = (0.1 + 0.17 * seed) * LINE
+    dut = SimulatedDut(model, capacity, seed)
+    trials, (result,) = run(dut, profile())
+    assert capacity * (1 - 0.005) <= result.throughput_pps <= capacity
+    assert result.loss_pct == 0 and result.extra["backed_by_full_trial"]
+    full = [t for t in trials if t.result.trial.duration_s == 60.0]
+    assert len(full) == 1 and full[0].verdict == "pass"
+    assert full[0].result.tx_rate_pps == pytest.approx(result.throughput_pps)
+    assert dut.trial_seconds <= 90
+
+
+def test_buffer_is_detected_from_the_two_max_load_trials():
+    dut = SimulatedDut("M2", 0.5 * LINE, 1)
+    trials, (result,) = run(dut, profile())
+    assert result.extra["buffer_detected"]
+    assert result.extra["estimate_pps"] == pytest.approx(0.5 * LINE, rel=1e-6)
+    assert [t.reason.split(":")[0] for t in trials[:2]] == ["max load",
+                                                            "max load, double length"]
+
+
+def test_failed_final_trial_steps_down_from_its_forwarding_rate():
+    class ShortTrialsLie(SimulatedDut):
+        """Short trials pass up to 2% above capacity (a deep buffer nobody detects)."""
+
+        def run_trial(self, trial):
+            result = super().run_trial(trial)
+            if trial.duration_s < 60 and trial.rate_pps <= self.capacity_pps * 1.02:
+                from dataclasses import replace
+
+                return replace(result, rx_packets=result.tx_packets)
+            return result
+
+    capacity = 0.3 * LINE
+    trials, (result,) = run(ShortTrialsLie("M0", capacity, 0), profile())
+    finals = [t for t in trials if t.reason.startswith("final")]
+    assert finals[0].verdict == "fail" and finals[-1].verdict == "pass"
+    assert capacity * (1 - 0.01) <= result.throughput_pps <= capacity
+
+
+def test_upper_bound_passing():
+    trials, (result,) = run(SimulatedDut("M0", 2 * LINE, 0), profile())
+    assert result.limited_by == "upper_bound" and len(trials) == 2
