@@ -174,9 +174,11 @@ class _FrameSearch:
             verdict, result = self.trial(candidate, self.o["final_trial_duration"], "final")
             if verdict == PASS:
                 return result
-            if verdict == GENERATOR_LIMITED:
+            if verdict == GENERATOR_LIMITED:  # it cannot keep this rate up: go to what it sent
                 self.hi_verdict = verdict
-                return None
+                candidate = min(candidate * (1 - self.width),
+                                result.tx_rate_pps * (1 - self.width / 2))
+                continue
             tiny = result.lost_packets <= max(1, 1e-4 * result.tx_packets)
             if tiny and not retried:
                 retried = True  # a rare stall: the same rate once more

@@ -73,3 +73,20 @@ def test_failed_final_trial_steps_down_from_its_forwarding_rate():
 def test_upper_bound_passing():
     trials, (result,) = run(SimulatedDut("M0", 2 * LINE, 0), profile())
     assert result.limited_by == "upper_bound" and len(trials) == 2
+
+
+def test_generator_that_cannot_sustain_the_final_trial_steps_down():
+    from tests.doubles.simulated_dut import SimulatedDutGenerator
+
+    class Tiring(SimulatedDutGenerator):
+        """Double: sends anything in short trials, at most 40% of line rate in long ones."""
+
+        def run_trial(self, trial):
+            self.max_tx_pps = 0.4 * LINE if trial.duration_s >= 60 else float("inf")
+            return super().run_trial(trial)
+
+    trials, (result,) = run(Tiring(0.5 * LINE, ports=1), profile())
+    finals = [t for t in trials if t.reason.startswith("final")]
+    assert [t.verdict for t in finals] == ["generator_limited", "pass"]
+    assert 0.39 * LINE < result.throughput_pps <= 0.4 * LINE
+    assert result.limited_by == "generator"
