@@ -32,10 +32,6 @@ class TaskError(NsbError):
         return f"{where}{key}{self.message}"
 
 
-class PluginNotFound(NsbError):
-    """A task names a plugin that is not installed."""
-
-
 class PrerequisiteError(NsbError):
     """Something the run needs is missing on the machine (binary, root, module)."""
 

@@ -116,9 +116,3 @@ def _ip(*args: str) -> None:
     if done.returncode != 0:
         raise RunError(f"ip {' '.join(args)} failed: {done.stderr.strip()}")
 
-
-def leftovers(task_id: str) -> list[str]:
-    """Namespaces of ``task_id`` that still exist (for tests and `nsb` checks)."""
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines()
-            if line.startswith(f"{PREFIX}{task_id}-")]
