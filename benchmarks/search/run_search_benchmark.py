@@ -45,6 +45,9 @@ PROFILES = {
     "fastndr (60 s final trial, 0.5% width)": (FastNdrProfile, {
         "packet_sizes": [FRAME], "interface_speed_gbps": SPEED_GBPS, "lower_bound": 1.0,
         "upper_bound": 100.0}),
+    "fastndr, 1 s trials only (prove: false; not backed)": (FastNdrProfile, {
+        "packet_sizes": [FRAME], "interface_speed_gbps": SPEED_GBPS, "lower_bound": 1.0,
+        "upper_bound": 100.0, "prove": False}),
 }
 
 

@@ -10,7 +10,8 @@
    loss. If that trial loses frames, its own forwarding rate gives the next,
    lower candidate (one retry at the same rate first when the loss was tiny, as
    a rare stall would cause). The reported rate is always one that passed a
-   full-length trial.
+   full-length trial; with ``prove: false`` (short trials only, as CSIT does for
+   quick checks) the results say ``backed_by_full_trial: false``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class FastNdrProfile(TrafficProfile):
             "relative_width": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5,
                                "default": 0.005},
             "max_final_trials": {"type": "integer", "minimum": 1, "default": 4},
+            "prove": {"type": "boolean", "default": True},
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
         },
@@ -76,6 +78,7 @@ class _FrameSearch:
         self.trials_before = session.trial_count
         self.lo, self.hi = 0.0, math.inf
         self.hi_verdict = ""
+        self.passes: list[TrialResult] = []
 
     def trial(self, rate: float, duration: float, why: str) -> tuple[str, TrialResult]:
         if self.session.should_stop():
@@ -91,8 +94,9 @@ class _FrameSearch:
         return verdict, result
 
     def short(self, rate: float, why: str) -> bool:
-        verdict, _ = self.trial(rate, self.o["short_trial_duration"], why)
+        verdict, result = self.trial(rate, self.o["short_trial_duration"], why)
         if verdict == PASS:
+            self.passes.append(result)
             self.lo = max(self.lo, rate)
         else:
             if rate < self.hi:
@@ -140,10 +144,17 @@ class _FrameSearch:
         candidate = self.lo
         if buffered:  # short trials see the buffer as capacity: trust the estimate
             candidate = min(self.lo, estimate * (1 - self.width / 2))
-        best = self.prove(candidate)
+        if self.o["prove"]:
+            best = self.prove(candidate)
+        else:  # CSIT-style short-trial answer: said plainly in the results
+            verdict, best = self.trial(candidate, self.o["short_trial_duration"],
+                                       "answer (short trial only, not proven)")
+            if verdict != PASS:
+                below = [r for r in self.passes if r.trial.rate_pps <= candidate]
+                best = max(below, key=lambda r: r.trial.rate_pps, default=None)
         extra = {"estimate_pps": estimate, "buffer_detected": buffered,
                  "final_trial_duration_s": self.o["final_trial_duration"],
-                 "backed_by_full_trial": best is not None}
+                 "backed_by_full_trial": best is not None and self.o["prove"]}
         return best, self._limit(), extra
 
     def bracket(self, start: float) -> None:

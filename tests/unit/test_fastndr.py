@@ -90,3 +90,11 @@ def test_generator_that_cannot_sustain_the_final_trial_steps_down():
     assert [t.verdict for t in finals] == ["generator_limited", "pass"]
     assert 0.39 * LINE < result.throughput_pps <= 0.4 * LINE
     assert result.limited_by == "generator"
+
+
+def test_short_trial_mode_says_it_is_not_backed_and_does_not_over_report_on_a_buffer():
+    capacity = 0.6 * LINE
+    trials, (result,) = run(SimulatedDut("M2", capacity, 3), profile(prove=False))
+    assert result.extra["backed_by_full_trial"] is False
+    assert all(t.result.trial.duration_s < 60 for t in trials)
+    assert capacity * (1 - 0.005) <= result.throughput_pps <= capacity
