@@ -23,12 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.search.sim_dut import MODELS, SimulatedDut  # noqa: E402
 from nsb import units  # noqa: E402
 from nsb.events import ResultReady  # noqa: E402
-from nsb.task.model import PluginSpec, Where  # noqa: E402
-from nsb.task.yaml_lines import LocatedDocument  # noqa: E402
 from nsb.traffic_profiles.base import Session  # noqa: E402
 from nsb.traffic_profiles.binsearch import BinSearchProfile  # noqa: E402
 from nsb.traffic_profiles.fastndr import FastNdrProfile  # noqa: E402
 from nsb.traffic_profiles.mlrsearch import MlrSearchProfile  # noqa: E402
+from tests.doubles.profiles import make_profile  # noqa: E402
 
 FRAME = 64
 SPEED_GBPS = 10
@@ -51,14 +50,6 @@ PROFILES = {
 }
 
 
-def make_profile(cls, options):
-    schema_defaults = {k: v["default"] for k, v in cls.OPTIONS_SCHEMA["properties"].items()
-                       if "default" in v}
-    options = {**schema_defaults, **options}
-    spec = PluginSpec(cls.__name__, options, Where(LocatedDocument(options, "bench"), ()))
-    return cls(spec, options, run=None)
-
-
 def one_search(cls, options, model, seed):
     rng = random.Random(seed)
     line = units.line_rate_pps(FRAME, SPEED_GBPS)
@@ -67,7 +58,7 @@ def one_search(cls, options, model, seed):
     results = []
     session = Session("bench", "bench", 0,
                       lambda e: results.append(e) if isinstance(e, ResultReady) else None)
-    make_profile(cls, options).execute(dut, session)
+    make_profile(cls, **options).execute(dut, session)
     ndr = results[0].throughput_pps
     return dut.trials, dut.trial_seconds, 100.0 * (ndr - capacity) / capacity
 

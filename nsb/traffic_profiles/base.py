@@ -110,6 +110,10 @@ class TrafficProfile(abc.ABC):
         self.spec = spec
         self.options = options
         self.run = run
+        lower, upper = options.get("lower_bound"), options.get("upper_bound")
+        if lower is not None and upper is not None and lower >= upper:
+            raise spec.options_where.error(
+                f"lower_bound {lower} must be below upper_bound {upper}", "lower_bound")
 
     @property
     def frame_sizes(self) -> list[int]:

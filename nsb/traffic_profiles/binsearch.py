@@ -29,8 +29,7 @@ class BinSearchProfile(TrafficProfile):
             "tolerated_loss": common.TOLERATED_LOSS,
             "test_precision": {"type": "number", "exclusiveMinimum": 0, "default": 1.0},
             "lower_bound": {"type": "number", "minimum": 0, "maximum": 100, "default": 0.0},
-            "upper_bound": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
-                            "default": 100.0},
+            "upper_bound": common.UPPER_BOUND,
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "flows": common.FLOWS,
             "confirmation": {"type": "integer", "minimum": 0, "default": 0},
@@ -38,13 +37,6 @@ class BinSearchProfile(TrafficProfile):
             "latency_at": common.LATENCY_AT,
         },
     }
-
-    def __init__(self, spec, options, run):
-        super().__init__(spec, options, run)
-        if options["lower_bound"] >= options["upper_bound"]:
-            raise spec.options_where.error(
-                f"lower_bound {options['lower_bound']} must be below upper_bound "
-                f"{options['upper_bound']}", "lower_bound")
 
     def trials_per_frame(self, lower: float | None = None, upper: float | None = None) -> int:
         """Upper bound first, then halvings until the interval is within the precision."""

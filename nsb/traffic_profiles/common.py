@@ -7,5 +7,11 @@ DURATION = {"type": "number", "exclusiveMinimum": 0, "default": 30}
 INTERFACE_SPEED = {"type": "number", "exclusiveMinimum": 0, "default": 10}
 TOLERATED_LOSS = {"type": "number", "minimum": 0, "maximum": 100, "default": 0.0}
 FLOWS = {"type": "integer", "minimum": 1}
+UPPER_BOUND = {"type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": 100.0}
+
+
+def positive_lower_bound(default: float) -> dict:
+    """A lower bound in % of line rate for searches that cannot start from 0."""
+    return {"type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": default}
 LATENCY_AT = {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0,
                                           "maximum": 100}, "default": []}

@@ -55,10 +55,8 @@ class MlrSearchProfile(TrafficProfile):
         "properties": {
             "packet_sizes": common.PACKET_SIZES,
             "interface_speed_gbps": common.INTERFACE_SPEED,
-            "lower_bound": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
-                            "default": 0.1},
-            "upper_bound": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
-                            "default": 100.0},
+            "lower_bound": common.positive_lower_bound(0.1),
+            "upper_bound": common.UPPER_BOUND,
             "goals": {"type": "array", "minItems": 1, "items": GOAL_SCHEMA,
                       "default": DEFAULT_GOALS},
             "warmup_duration": {"type": "number", "minimum": 0, "default": 0.0},
@@ -75,9 +73,6 @@ class MlrSearchProfile(TrafficProfile):
         names = [g["name"] for g in options["goals"]]
         if len(set(names)) != len(names):
             raise spec.options_where.error("goal names must be unique", "goals")
-        if options["lower_bound"] >= options["upper_bound"]:
-            raise spec.options_where.error("lower_bound must be below upper_bound",
-                                           "lower_bound")
         for index, goal in enumerate(self.goals()):
             try:
                 self._search_goal(goal)

@@ -33,6 +33,13 @@ class Vnf(abc.ABC):
         self.run.log_dir.mkdir(parents=True, exist_ok=True)
         return str(self.run.log_dir / f"{self.name}-{what}.log")
 
+    def log_text(self) -> str:
+        """What the VNF wrote to ``self.log`` so far ('' before it started)."""
+        try:
+            return self.executor.read_file(self.log)
+        except (AttributeError, OSError):
+            return ""
+
     def required_binaries(self) -> list[str]:
         return []
 

@@ -93,19 +93,13 @@ class TestpmdVnf(Vnf):
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RunError(f"{self.name}: dpdk-testpmd exited with code "
-                               f"{self.process.poll()} while starting:\n{tail(self._log_text())}")
-            if "packet forwarding - ports=" in self._log_text():
+                               f"{self.process.poll()} while starting:\n{tail(self.log_text())}")
+            if "packet forwarding - ports=" in self.log_text():
                 LOG.info("%s: testpmd forwarding on %d ports", self.name, len(self.interfaces))
                 return
             time.sleep(0.1)
         raise RunError(f"{self.name}: dpdk-testpmd not forwarding after {timeout:g} s:\n"
-                       f"{tail(self._log_text())}")
-
-    def _log_text(self) -> str:
-        try:
-            return self.executor.read_file(self.log)
-        except OSError:
-            return ""
+                       f"{tail(self.log_text())}")
 
     def collect_kpi(self) -> dict[str, float]:
         ports = list(range(len(self.interfaces)))

@@ -218,7 +218,7 @@ class TrafgenGenerator(TrafficGen):
             match = _SENT.search(output)
             if match is None:
                 raise RunError(f"trafgen on {self.node.name} did not report what it sent "
-                               f"(exit {process.poll()}):\n{tail(self._log_text())}")
+                               f"(exit {process.poll()}):\n{tail(self.log_text())}")
             sent.append(int(match.group(1)))
             self._processes.remove(process)
         return sent
@@ -258,7 +258,7 @@ class TrafgenGenerator(TrafficGen):
         except (TimeoutExpired, EOFError):
             probe.stop()
             raise RunError(f"latency probe on {self.node.name} stopped answering:\n"
-                           f"{tail(self._log_text())}") from None
+                           f"{tail(self.log_text())}") from None
         if line != word:
             raise RunError(f"latency probe on {self.node.name} said {line!r} instead of {word}")
 
@@ -280,15 +280,9 @@ class TrafgenGenerator(TrafficGen):
             report = json.loads(probe.read_line(10))
         except (TimeoutExpired, EOFError, json.JSONDecodeError, BrokenPipeError) as exc:
             raise RunError(f"latency probe on {self.node.name} gave no report ({exc}):\n"
-                           f"{tail(self._log_text())}") from None
+                           f"{tail(self.log_text())}") from None
         sent = sum(s["sent"] for s in report["streams"])
         return latency_from_report(report.get("all")), sent
-
-    def _log_text(self) -> str:
-        try:
-            return self.executor.read_file(self.log)
-        except OSError:
-            return ""
 
 
 def latency_from_report(summary: dict | None) -> LatencyStats | None:

@@ -8,6 +8,7 @@ from nsb.task.model import PluginSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
 from nsb.traffic_profiles.base import Session
 from nsb.traffic_profiles.binsearch import BinSearchProfile
+from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedDutGenerator
 
 DEFAULTS = {"packet_sizes": [64], "duration": 1, "tolerated_loss": 0.0, "test_precision": 0.1,
@@ -15,11 +16,7 @@ DEFAULTS = {"packet_sizes": [64], "duration": 1, "tolerated_loss": 0.0, "test_pr
 
 
 def profile(**overrides):
-    schema_defaults = {k: v["default"] for k, v in
-                       BinSearchProfile.OPTIONS_SCHEMA["properties"].items() if "default" in v}
-    options = {**schema_defaults, **DEFAULTS, **overrides}
-    spec = PluginSpec("binsearch", options, Where(LocatedDocument(options, "t.yaml"), ()))
-    return BinSearchProfile(spec, options, run=None)
+    return make_profile(BinSearchProfile, **{**DEFAULTS, **overrides})
 
 
 def run(tg, prof, should_stop=lambda: False):

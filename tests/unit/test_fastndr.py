@@ -5,20 +5,15 @@ import pytest
 from benchmarks.search.sim_dut import SimulatedDut
 from nsb import units
 from nsb.events import ResultReady, TrialDone
-from nsb.task.model import PluginSpec, Where
-from nsb.task.yaml_lines import LocatedDocument
 from nsb.traffic_profiles.base import Session
 from nsb.traffic_profiles.fastndr import FastNdrProfile
+from tests.doubles.profiles import make_profile
 
 LINE = units.line_rate_pps(64, 10)
 
 
 def profile(**overrides):
-    defaults = {k: v["default"] for k, v in FastNdrProfile.OPTIONS_SCHEMA["properties"].items()
-                if "default" in v}
-    options = {**defaults, "packet_sizes": [64], **overrides}
-    spec = PluginSpec("fastndr", options, Where(LocatedDocument(options, "t.yaml"), ()))
-    return FastNdrProfile(spec, options, run=None)
+    return make_profile(FastNdrProfile, **{"packet_sizes": [64], **overrides})
 
 
 def run(tg, prof):
@@ -98,3 +93,10 @@ def test_short_trial_mode_says_it_is_not_backed_and_does_not_over_report_on_a_bu
     assert result.extra["backed_by_full_trial"] is False
     assert all(t.result.trial.duration_s < 60 for t in trials)
     assert capacity * (1 - 0.005) <= result.throughput_pps <= capacity
+
+
+def test_bounds_must_be_ordered():
+    from nsb.errors import TaskError
+
+    with pytest.raises(TaskError, match="lower_bound 50 must be below upper_bound 40"):
+        profile(lower_bound=50, upper_bound=40)

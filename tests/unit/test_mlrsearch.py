@@ -4,19 +4,15 @@ import pytest
 
 from nsb import units
 from nsb.events import ResultReady, TrialDone
-from nsb.task.model import PluginSpec, Where
-from nsb.task.yaml_lines import LocatedDocument
 from nsb.traffic_profiles.base import Session
 from nsb.traffic_profiles.mlrsearch import MlrSearchProfile
+from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedDutGenerator
 
 
 def profile(**overrides):
-    defaults = {k: v["default"] for k, v in MlrSearchProfile.OPTIONS_SCHEMA["properties"].items()
-                if "default" in v}
-    options = {**defaults, "packet_sizes": [64], "interface_speed_gbps": 1, **overrides}
-    spec = PluginSpec("mlrsearch", options, Where(LocatedDocument(options, "t.yaml"), ()))
-    return MlrSearchProfile(spec, options, run=None)
+    return make_profile(MlrSearchProfile,
+                        **{"packet_sizes": [64], "interface_speed_gbps": 1, **overrides})
 
 
 def run(tg, prof):
