@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PERCENTILES = (50.0, 90.0, 99.0, 99.9)
-
 
 @dataclass(frozen=True)
 class Trial:
@@ -27,14 +25,6 @@ class LatencyStats:
     max_us: float
     percentiles_us: dict[str, float] = field(default_factory=dict)
     histogram: list[tuple[float, int]] = field(default_factory=list)  # (upper edge us, count)
-
-    def percentile(self, p: float) -> float | None:
-        return self.percentiles_us.get(percentile_key(p))
-
-
-def percentile_key(p: float) -> str:
-    """99.9 -> 'p99.9', 50.0 -> 'p50'."""
-    return "p" + (f"{p:g}")
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nsb.executors.base import Executor
 from nsb.runinfo import RunInfo
@@ -23,7 +23,6 @@ class Endpoint:
 class Link:
     a: Endpoint
     b: Endpoint
-    via: str = ""
 
     def other(self, end: Endpoint) -> Endpoint:
         return self.b if end == self.a else self.a
@@ -38,7 +37,6 @@ class Interface:
     peer: Endpoint | None = None
     peer_mac: str = ""
     peer_ip: str = ""
-    extra: dict = field(default_factory=dict)  # context-specific: pci, driver, dpdk port
 
     @property
     def address(self) -> str:
@@ -52,9 +50,6 @@ class Node:
     role: str
     interfaces: dict[str, Interface]
     executor: Executor | None = None
-
-    def interface(self, name: str) -> Interface:
-        return self.interfaces[name]
 
 
 class Context(abc.ABC):

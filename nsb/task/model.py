@@ -65,11 +65,3 @@ class Task:
     outputs: tuple[PluginSpec, ...]
     description: str = ""
     args: Mapping = field(default_factory=dict)
-
-    @property
-    def base_dir(self) -> Path:
-        return self.file.parent
-
-    def resolve(self, relative: str) -> Path:
-        """Paths in a task are relative to the task file."""
-        return (self.base_dir / relative).resolve()
