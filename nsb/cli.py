@@ -132,11 +132,25 @@ def cmd_task_start(args) -> int:
     task = _load_task(args)
     plan = _plan(args, conf, task, args.results_dir, dry_run=args.dry_run)
     if args.dry_run:
-        import yaml
-
-        print(yaml.safe_dump(plan.describe(), sort_keys=False, default_flow_style=False), end="")
+        print(_plan_yaml(plan.describe()), end="")
         return 0
     return _run(plan, conf)
+
+
+def _plan_yaml(described: dict) -> str:
+    """The plan as YAML; multi-line text (rendered configs) as readable blocks."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper, value: str):
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return yaml.dump(described, Dumper=Dumper, sort_keys=False, default_flow_style=False,
+                     width=100)
 
 
 def _run(plan, conf) -> int:

@@ -39,6 +39,10 @@ class TrialResult:
     generator_limited: bool = False
     ports: dict[str, dict[str, int]] = field(default_factory=dict)
     extra: dict[str, float] = field(default_factory=dict)
+    # generators that pace by time (PROX) measure their rates over a window
+    # while sending; the counts then cover a little more than duration_s
+    measured_tx_pps: float | None = None
+    measured_rx_pps: float | None = None
 
     @property
     def lost_packets(self) -> int:
@@ -52,8 +56,12 @@ class TrialResult:
 
     @property
     def tx_rate_pps(self) -> float:
+        if self.measured_tx_pps is not None:
+            return self.measured_tx_pps
         return self.tx_packets / self.trial.duration_s
 
     @property
     def rx_rate_pps(self) -> float:
+        if self.measured_rx_pps is not None:
+            return self.measured_rx_pps
         return self.rx_packets / self.trial.duration_s

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nsb.executors.base import Executor
 from nsb.runinfo import RunInfo
@@ -37,6 +37,9 @@ class Interface:
     peer: Endpoint | None = None
     peer_mac: str = ""
     peer_ip: str = ""
+    pci: str = ""  # lab NICs: PCI address (pod ``vpci``); empty for veth
+    driver: str = ""
+    dpdk_port: int | None = None  # pod ``dpdk_port_num``
 
     @property
     def address(self) -> str:
@@ -45,11 +48,36 @@ class Interface:
 
 
 @dataclass
+class SshAccess:
+    """How to reach a lab node; the password never appears in describe() or logs."""
+
+    host: str
+    user: str = "root"
+    port: int = 22
+    password: str | None = field(default=None, repr=False)
+    key_filename: str | None = None
+
+    def describe(self) -> dict:
+        auth = "key " + self.key_filename if self.key_filename else (
+            "password" if self.password else "ssh agent/default keys")
+        return {"host": self.host, "user": self.user, "port": self.port, "auth": auth}
+
+
+@dataclass
 class Node:
     name: str
     role: str
     interfaces: dict[str, Interface]
     executor: Executor | None = None
+    ssh: SshAccess | None = None
+    pod: dict = field(default_factory=dict, repr=False)  # the pod entry, for VNF descriptors
+
+    def dpdk_ports(self) -> dict[int, Interface]:
+        """DPDK port number -> interface: ``dpdk_port_num`` from the pod, else declaration order."""
+        ports = {}
+        for index, iface in enumerate(self.interfaces.values()):
+            ports[iface.dpdk_port if iface.dpdk_port is not None else index] = iface
+        return dict(sorted(ports.items()))
 
 
 class Context(abc.ABC):
@@ -75,11 +103,26 @@ class Context(abc.ABC):
     def describe(self) -> dict:
         return {
             "type": self.spec.type,
-            "nodes": {n.name: {"role": n.role, "interfaces": {
-                i.name: {"mac": i.mac, "ip": i.ip, "peer": str(i.peer) if i.peer else None}
-                for i in n.interfaces.values()}} for n in self.nodes.values()},
+            "nodes": {n.name: self._describe_node(n) for n in self.nodes.values()},
             "links": [f"{link.a} <-> {link.b}" for link in self.links],
         }
+
+    @staticmethod
+    def _describe_node(node: Node) -> dict:
+        described = {"role": node.role}
+        if node.ssh:
+            described["ssh"] = node.ssh.describe()
+        interfaces = {}
+        for iface in node.interfaces.values():
+            entry = {"mac": iface.mac, "ip": iface.ip,
+                     "peer": str(iface.peer) if iface.peer else None}
+            if iface.peer:
+                entry["peer_mac"] = iface.peer_mac
+            entry.update({k: v for k, v in (("pci", iface.pci), ("driver", iface.driver),
+                                            ("dpdk_port", iface.dpdk_port)) if v not in ("", None)})
+            interfaces[iface.name] = entry
+        described["interfaces"] = interfaces
+        return described
 
     def connect_peers(self) -> None:
         """Fill each interface's peer, peer MAC and peer IP from the links."""

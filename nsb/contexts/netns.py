@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 
-from nsb.contexts import topology
+from nsb.contexts import pod, topology
 from nsb.contexts.base import Context
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.local import NetnsExecutor
@@ -23,18 +23,28 @@ class NetnsContext(Context):
 
     OPTIONS_SCHEMA = {
         "type": "object",
-        "required": ["nodes"],
+        "oneOf": [{"required": ["nodes"]}, {"required": ["file"]}],
         "additionalProperties": False,
         "properties": {
             "name": {"type": "string"},
             "nodes": topology.NODES_SCHEMA,
+            "file": {"type": "string", "minLength": 1},
+            "nfvi_type": {"type": "string"},
             "links": topology.LINKS_SCHEMA,
         },
     }
 
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
-        self.nodes = topology.build_nodes(options["nodes"])
+        if "file" in options:  # an NSB pod: its MACs and IPs, no SSH
+            self.nodes = pod.load_pod(topology.resolve(options["file"], run), spec.where)
+            for node in self.nodes.values():
+                node.ssh = None
+                for iface in node.interfaces.values():  # veth here, whatever the lab has
+                    iface.mac = iface.mac or topology.stable_mac(node.name, iface.name)
+                    iface.pci, iface.driver = "", "veth"
+        else:
+            self.nodes = topology.build_nodes(options["nodes"])
         self.links = topology.build_links(options.get("links", []), self.nodes, spec.where)
         topology.assign_addresses(self.nodes, self.links)
         self.connect_peers()

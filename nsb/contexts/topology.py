@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from nsb.contexts.base import Endpoint, Interface, Link, Node
 from nsb.task.model import Where
@@ -44,6 +45,11 @@ LINKS_SCHEMA = {
         "items": {"type": "string", "pattern": "^[^:]+:[^:]+$"},
     },
 }
+
+
+def resolve(path: str, run) -> Path:
+    """A file named in the task, relative to the task file."""
+    return (Path(run.task.file).parent / path).resolve()
 
 
 def stable_mac(*parts: str) -> str:

@@ -72,6 +72,14 @@ class Executor(abc.ABC):
         path = result.stdout.strip()
         return path or None
 
+    def connect_tcp(self, port: int, host: str = "127.0.0.1", timeout: float = 5.0):
+        """A connected socket(-like object) to ``host:port`` as seen from the node.
+
+        Control sockets (PROX's port 8474) live on the node; raises OSError
+        (ConnectionRefusedError while nothing listens yet).
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot open TCP connections")
+
     def stop_all(self) -> None:  # noqa: B027 - optional hook
         """Stop every process this executor started that is still running."""
 

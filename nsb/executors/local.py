@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import queue
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -15,6 +17,8 @@ from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import CommandResult, Executor, Process, tail
 
 LOG = logging.getLogger(__name__)
+
+CLONE_NEWNET = 0x40000000
 
 
 class LocalProcess(Process):
@@ -143,6 +147,9 @@ class LocalExecutor(Executor):
     def read_file(self, path: str) -> str:
         return Path(path).read_text()
 
+    def connect_tcp(self, port, host="127.0.0.1", timeout=5.0) -> socket.socket:
+        return socket.create_connection((host, port), timeout=timeout)
+
     def stop_all(self) -> None:
         for process in reversed(self._processes):
             process.stop(grace_s=3.0)
@@ -155,3 +162,29 @@ class NetnsExecutor(LocalExecutor):
     def __init__(self, netns: str):
         super().__init__(name=netns, prefix=["ip", "netns", "exec", netns])
         self.netns = netns
+
+    def connect_tcp(self, port, host="127.0.0.1", timeout=5.0) -> socket.socket:
+        """Open the socket from a short-lived thread that entered the namespace.
+
+        setns(2) switches only the calling thread; the socket keeps the
+        namespace it was created in, the rest of nsb stays where it was.
+        """
+        outcome: dict = {}
+
+        def connect() -> None:
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                with open(f"/run/netns/{self.netns}") as handle:
+                    if libc.setns(handle.fileno(), CLONE_NEWNET) != 0:
+                        errno = ctypes.get_errno()
+                        raise OSError(errno, f"setns({self.netns}): {os.strerror(errno)}")
+                outcome["socket"] = socket.create_connection((host, port), timeout=timeout)
+            except OSError as exc:
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=connect, name=f"connect-{self.netns}")
+        thread.start()
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["socket"]

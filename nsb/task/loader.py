@@ -15,8 +15,9 @@ DEFAULT_RUNNER = {"type": "Iteration", "iterations": 1}
 DEFAULT_OUTPUTS = [{"type": "file"}]
 
 
-def read_document(path: Path, task_args: dict | None = None) -> yaml_lines.LocatedDocument:
-    """Read, render and parse one YAML file (task, profile or pod)."""
+def read_document(path: Path, task_args: dict | None = None,
+                  strict: bool = True) -> yaml_lines.LocatedDocument:
+    """Read, render and parse one YAML file (task, profile, pod, topology, descriptor)."""
     shown = _shown(path)
     try:
         text = path.read_text()
@@ -24,7 +25,7 @@ def read_document(path: Path, task_args: dict | None = None) -> yaml_lines.Locat
         raise TaskError("file not found", shown) from None
     except OSError as exc:
         raise TaskError(f"cannot read file: {exc.strerror}", shown) from None
-    rendered = render.render(text, shown, task_args)
+    rendered = render.render(text, shown, task_args, strict)
     return yaml_lines.parse(rendered, shown)
 
 
@@ -42,16 +43,20 @@ def load(path: str | Path, task_args: dict | None = None) -> Task:
     if not isinstance(doc.data, dict):
         raise doc.error((), "a task file must be a YAML mapping")
     schema_name = doc.data.get("schema")
+    if schema_name == "yardstick:task:0.1":
+        from nsb.task import yardstick
+
+        return yardstick.load(path, doc, task_args or {})
     if schema_name != "nsb:task:0.1":
         raise doc.error(("schema",), f"unknown task schema {schema_name!r}; "
-                        "allowed: 'nsb:task:0.1'")
+                        "allowed: 'nsb:task:0.1', 'yardstick:task:0.1'")
     schema.validate(doc.data, schema.TASK_SCHEMA, doc)
     return _build(path, doc, task_args or {})
 
 
 def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task:
     data = doc.data
-    context = _plugin(data["context"], Where(doc, ("context",)))
+    context = plugin_spec(data["context"], Where(doc, ("context",)))
     scenarios = []
     for index, raw in enumerate(data["scenarios"]):
         where = ("scenarios", index)
@@ -60,21 +65,21 @@ def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task
             vnfs=tuple(_vnf(v, Where(doc, where + ("vnfs", i)))
                        for i, v in enumerate(raw.get("vnfs", []))),
             generator=_vnf(raw["traffic_generator"], Where(doc, where + ("traffic_generator",))),
-            profile=_profile(path, raw["traffic_profile"], Where(doc, where + ("traffic_profile",)),
-                             task_args),
-            runner=_plugin(raw.get("runner", DEFAULT_RUNNER), Where(doc, where + ("runner",))),
+            profile=profile_spec(path, raw["traffic_profile"],
+                                 Where(doc, where + ("traffic_profile",)), task_args),
+            runner=plugin_spec(raw.get("runner", DEFAULT_RUNNER), Where(doc, where + ("runner",))),
         ))
     names = [s.name for s in scenarios]
     for index, name in enumerate(names):
         if names.index(name) != index:
             raise doc.error(("scenarios", index, "name"), f"duplicate scenario name {name!r}")
-    outputs = tuple(_plugin(o, Where(doc, ("outputs", i)))
+    outputs = tuple(plugin_spec(o, Where(doc, ("outputs", i)))
                     for i, o in enumerate(data.get("outputs", DEFAULT_OUTPUTS)))
     return Task(file=path, context=context, scenarios=tuple(scenarios), outputs=outputs,
                 description=data.get("description", ""), args=dict(task_args))
 
 
-def _plugin(raw: dict, where: Where) -> PluginSpec:
+def plugin_spec(raw: dict, where: Where) -> PluginSpec:
     options = {k: v for k, v in raw.items() if k != "type"}
     return PluginSpec(type=raw["type"], options=options, where=where)
 
@@ -84,10 +89,10 @@ def _vnf(raw: dict, where: Where) -> VnfSpec:
                    options=raw.get("options", {}), where=where)
 
 
-def _profile(task_path: Path, raw, where: Where, task_args: dict) -> PluginSpec:
+def profile_spec(task_path: Path, raw, where: Where, task_args: dict) -> PluginSpec:
     """Inline ``{type: ...}`` or a path to an NSB-style traffic profile file."""
     if isinstance(raw, dict):
-        return _plugin(raw, where)
+        return plugin_spec(raw, where)
     profile_path = (task_path.parent / raw).resolve()
     if not profile_path.exists():
         raise where.error(f"traffic profile file not found: {profile_path}")

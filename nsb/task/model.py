@@ -42,9 +42,12 @@ class PluginSpec:
 @dataclass(frozen=True)
 class VnfSpec(PluginSpec):
     node: str = ""
+    options_at: Where | None = None  # where the options are, when not under ``options:``
 
     @property
     def options_where(self) -> Where:
+        if self.options_at is not None:
+            return self.options_at
         return Where(self.where.doc, self.where.path + ("options",))
 
 

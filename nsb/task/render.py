@@ -12,9 +12,14 @@ from jinja2.sandbox import SandboxedEnvironment
 from nsb.errors import TaskError
 
 
-def render(text: str, file: str, task_args: dict | None = None) -> str:
-    """Render ``text`` with ``task_args``; an undefined variable is an error."""
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+def render(text: str, file: str, task_args: dict | None = None, strict: bool = True) -> str:
+    """Render ``text`` with ``task_args``; an undefined variable is an error when ``strict``.
+
+    NSB's VNF descriptors are rendered leniently (an undefined value is empty),
+    as NSB did, because they test ``is defined`` and may name keys a pod lacks.
+    """
+    undefined = jinja2.StrictUndefined if strict else jinja2.Undefined
+    env = SandboxedEnvironment(undefined=undefined, keep_trailing_newline=True)
     try:
         template = env.from_string(text)
         template.filename = file

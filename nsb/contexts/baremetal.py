@@ -1,0 +1,58 @@
+"""Lab servers from an NSB pod file, reached over SSH (NSB's ``Node`` context)."""
+
+from __future__ import annotations
+
+import logging
+
+from nsb.contexts import pod, topology
+from nsb.contexts.base import Context
+from nsb.errors import PrerequisiteError
+
+LOG = logging.getLogger(__name__)
+
+
+class BaremetalContext(Context):
+    """Bare-metal pod: nodes and NICs from an NSB pod file, commands over SSH."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "required": ["file"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string"},
+            "file": {"type": "string", "minLength": 1},
+            "nfvi_type": {"type": "string"},
+            "links": topology.LINKS_SCHEMA,
+        },
+    }
+
+    def __init__(self, spec, options, run):
+        super().__init__(spec, options, run)
+        self.nodes = pod.load_pod(topology.resolve(options["file"], run), spec.where)
+        for node in self.nodes.values():
+            if node.ssh is None:
+                raise spec.where.error(f"node '{node.name}' of the pod has no 'ip': the "
+                                       "baremetal context reaches nodes over SSH", "file")
+        self.links = topology.build_links(options.get("links", []), self.nodes, spec.where)
+        self.connect_peers()
+
+    def deploy(self) -> None:
+        try:
+            from nsb.executors.ssh import SshExecutor
+        except ImportError as exc:
+            raise PrerequisiteError(f"the baremetal context needs paramiko: {exc}") from None
+        for node in self.nodes.values():
+            ssh = node.ssh
+            node.executor = SshExecutor(node.name, ssh.host, port=ssh.port, user=ssh.user,
+                                        password=ssh.password, key_filename=ssh.key_filename,
+                                        run_id=self.run.task_id)
+            node.executor.connect()
+            LOG.info("node %s: connected to %s@%s:%d", node.name, ssh.user, ssh.host, ssh.port)
+
+    def undeploy(self) -> None:
+        for node in self.nodes.values():
+            if node.executor:
+                try:
+                    node.executor.stop_all()
+                finally:
+                    node.executor.close()

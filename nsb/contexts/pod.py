@@ -1,0 +1,112 @@
+"""NSB pod files (``nodes:`` with SSH access and NIC details) read unchanged.
+
+A pod describes lab servers: how to reach them and, per interface, the PCI
+address, MAC, IP and DPDK port number. The baremetal context uses all of it;
+the embedded lab can take the same pod and build its namespaces with the
+pod's MACs and IPs, so a lab task can be tried on one machine first.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+from nsb.contexts.base import Interface, Node, SshAccess
+from nsb.task import schema
+from nsb.task.model import Where
+
+_MAC = "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
+
+_INTERFACE = {
+    "type": "object",
+    "properties": {
+        "vpci": {"type": "string"},
+        "local_mac": {"type": "string", "pattern": _MAC},
+        "driver": {"type": "string"},
+        "local_ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+$"},
+        "netmask": {"type": "string"},
+        "dpdk_port_num": {"type": "integer", "minimum": 0},
+    },
+}
+
+_ROUTES = {
+    "type": "array",
+    "items": {"type": "object", "required": ["network", "netmask", "gateway", "if"]},
+}
+
+POD_SCHEMA = {
+    "type": "object",
+    "required": ["nodes"],
+    "properties": {
+        "nodes": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
+                    "role": {"type": "string"},
+                    "ip": {"type": "string", "minLength": 1},
+                    "user": {"type": "string"},
+                    "password": {"type": "string"},
+                    "key_filename": {"type": "string"},
+                    "ssh_port": {"type": ["string", "integer"], "pattern": "^[0-9]+$"},
+                    "interfaces": {
+                        "type": "object",
+                        "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,14}$"},
+                        "additionalProperties": _INTERFACE,
+                    },
+                    "routing_table": _ROUTES,
+                    "nd_route_tbl": _ROUTES,
+                },
+            },
+        },
+    },
+}
+
+
+def load_pod(path: Path, where: Where) -> dict[str, Node]:
+    """Nodes of the pod at ``path``; errors point into the pod file (or at ``where``)."""
+    from nsb.task.loader import read_document  # the loader imports contexts lazily too
+
+    if not path.exists():
+        raise where.error(f"pod file not found: {path}", "file")
+    doc = read_document(path)
+    schema.validate(doc.data, POD_SCHEMA, doc)
+    nodes: dict[str, Node] = {}
+    for index, raw in enumerate(doc.data["nodes"]):
+        name = raw["name"]
+        if name in nodes:
+            raise doc.error(("nodes", index, "name"), f"duplicate node name {name!r}")
+        interfaces = {}
+        for if_name, if_raw in (raw.get("interfaces") or {}).items():
+            interfaces[if_name] = Interface(
+                name=if_name, mac=(if_raw.get("local_mac") or "").lower(),
+                ip=_with_prefix(if_raw, doc, ("nodes", index, "interfaces", if_name)),
+                pci=if_raw.get("vpci", ""), driver=if_raw.get("driver", ""),
+                dpdk_port=if_raw.get("dpdk_port_num"))
+        ssh = None
+        if raw.get("ip"):
+            key = raw.get("key_filename")
+            if key:
+                key = str((path.parent / Path(key).expanduser()).resolve())
+            ssh = SshAccess(host=raw["ip"], user=raw.get("user", "root"),
+                            port=int(raw.get("ssh_port", 22)), password=raw.get("password"),
+                            key_filename=key)
+        nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
+                           ssh=ssh, pod=dict(raw))
+    return nodes
+
+
+def _with_prefix(if_raw: dict, doc, path: tuple) -> str:
+    """``local_ip`` + ``netmask`` as address/prefix (the form the rest of nsb uses)."""
+    address = if_raw.get("local_ip")
+    if not address:
+        return ""
+    netmask = if_raw.get("netmask", "255.255.255.0")
+    try:
+        network = ipaddress.IPv4Network(f"0.0.0.0/{netmask}")
+    except ValueError:
+        raise doc.error(path + ("netmask",), f"{netmask!r} is not an IPv4 netmask") from None
+    return f"{address}/{network.prefixlen}"

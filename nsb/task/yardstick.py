@@ -1,0 +1,255 @@
+"""Yardstick/NSB task files (``schema: "yardstick:task:0.1"``) read unchanged.
+
+An NSB ``NSPerf`` scenario names its VNFs in a topology (``nsd:nsd-catalog``:
+``constituent-vnfd`` with a ``VNF model`` descriptor each, ``vld`` links
+between connection points), binds them to pod nodes (``tg__0:
+trafficgen_0.yardstick``) and gives options per VNF. This module turns that
+into nsb's own model: the descriptor's ``id`` picks the plugin, the ``vld``
+links become the context's links. What nsb cannot do yet is a clear
+"not supported yet" error at the key that asks for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nsb import plugins
+from nsb.contexts import pod
+from nsb.task import loader, schema
+from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec, Where
+from nsb.task.yaml_lines import LocatedDocument
+
+# descriptor id (NSB's class mapping) -> nsb VNF plugin
+VNF_CLASSES = {
+    "ProxApproxVnf": "prox",
+    "ProxTrafficGen": "prox_tg",
+}
+CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
+
+_TASK_KEYS = {"schema", "scenarios", "context", "contexts", "description", "run_in_parallel"}
+_SCENARIO_KEYS = {"type", "traffic_profile", "topology", "nodes", "options", "runner"}
+
+_SCHEMA = {
+    "type": "object",
+    "required": ["schema", "scenarios"],
+    "properties": {
+        "scenarios": {"type": "array", "minItems": 1, "items": {
+            "type": "object",
+            "required": ["type", "traffic_profile", "topology", "nodes"],
+            "properties": {
+                "type": {"type": "string"},
+                "traffic_profile": {"type": "string", "minLength": 1},
+                "topology": {"type": "string", "minLength": 1},
+                "nodes": {"type": "object", "minProperties": 1,
+                          "additionalProperties": {"type": "string", "pattern": r"^[^.]+\..+$"}},
+                "options": {"type": "object", "additionalProperties": {"type": "object"}},
+                "runner": {"type": "object", "required": ["type"]},
+            },
+        }},
+        "context": {"type": "object", "required": ["type"]},
+        "contexts": {"type": "array", "minItems": 1, "items": {"type": "object"}},
+    },
+}
+
+_TOPOLOGY_SCHEMA = {
+    "type": "object",
+    "required": ["nsd:nsd-catalog"],
+    "properties": {"nsd:nsd-catalog": {
+        "type": "object", "required": ["nsd"],
+        "properties": {"nsd": {"type": "array", "minItems": 1, "items": {
+            "type": "object",
+            "required": ["constituent-vnfd", "vld"],
+            "properties": {
+                "constituent-vnfd": {"type": "array", "minItems": 1, "items": {
+                    "type": "object",
+                    "required": ["member-vnf-index", "vnfd-id-ref", "VNF model"],
+                }},
+                "vld": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["vnfd-connection-point-ref"],
+                    "properties": {"vnfd-connection-point-ref": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["vnfd-connection-point-ref", "vnfd-id-ref"],
+                    }}},
+                }},
+            },
+        }}},
+    }},
+}
+
+
+def not_supported(doc: LocatedDocument, path: tuple, what: str):
+    return doc.error(path, f"not supported yet: {what}")
+
+
+def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
+    data = doc.data
+    for key in data:
+        if key not in _TASK_KEYS:
+            raise not_supported(doc, (key,), f"task key '{key}'")
+    if data.get("run_in_parallel"):
+        raise not_supported(doc, ("run_in_parallel",), "run_in_parallel: true")
+    schema.validate(data, _SCHEMA, doc)
+    context_raw, context_path = _context(doc)
+    context_name = context_raw.get("name", "")
+    pod_path = (path.parent / str(context_raw.get("file", ""))).resolve()
+    pod_nodes = pod.load_pod(pod_path, Where(doc, context_path)) if "file" in context_raw else {}
+
+    scenarios, links = [], []
+    for index, raw in enumerate(data["scenarios"]):
+        scenario, scenario_links = _scenario(path, doc, index, raw, context_name, pod_nodes,
+                                             task_args)
+        scenarios.append(scenario)
+        links += [pair for pair in scenario_links if pair not in links]
+
+    options = {k: v for k, v in context_raw.items() if k != "type"}
+    if "file" in options:
+        options["file"] = str(pod_path)
+    options["links"] = links
+    kind = CONTEXT_TYPES.get(context_raw["type"], context_raw["type"])
+    if kind not in plugins.available("nsb.contexts"):
+        raise not_supported(doc, context_path + ("type",), f"context type '{kind}' (nsb "
+                            f"has: Node, {', '.join(plugins.available('nsb.contexts'))})")
+    context = PluginSpec(type=kind, options=options, where=Where(doc, context_path))
+    return Task(file=path, context=context, scenarios=tuple(scenarios),
+                outputs=tuple(loader.plugin_spec(o, Where(doc, ("outputs", i)))
+                              for i, o in enumerate(loader.DEFAULT_OUTPUTS)),
+                description=data.get("description", f"Yardstick/NSB task {path.name}"),
+                args=dict(task_args))
+
+
+def _context(doc: LocatedDocument) -> tuple[dict, tuple]:
+    data = doc.data
+    if "context" in data:
+        return data["context"], ("context",)
+    contexts = data.get("contexts")
+    if not contexts:
+        raise doc.error((), "missing required key 'context'")
+    if len(contexts) > 1:
+        raise not_supported(doc, ("contexts", 1), "more than one context")
+    if "type" not in contexts[0]:
+        raise doc.error(("contexts", 0), "missing required key 'type'")
+    return contexts[0], ("contexts", 0)
+
+
+def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, context_name: str,
+              pod_nodes: dict, task_args: dict) -> tuple[ScenarioSpec, list[list[str]]]:
+    at = ("scenarios", index)
+    for key in raw:
+        if key not in _SCENARIO_KEYS:
+            raise not_supported(doc, at + (key,), f"scenario key '{key}'")
+    if raw["type"] != "NSPerf":
+        raise not_supported(doc, at + ("type",), f"scenario type '{raw['type']}' (nsb runs "
+                            "NSPerf scenarios)")
+    bindings = {}  # tg__0 -> pod node name
+    for vnf, target in raw["nodes"].items():
+        node, _, ctx = target.rpartition(".")
+        if context_name and ctx != context_name:
+            raise doc.error(at + ("nodes", vnf), f"'{target}' names context '{ctx}' but the "
+                            f"task's context is '{context_name}'")
+        if pod_nodes and node not in pod_nodes:
+            raise doc.error(at + ("nodes", vnf), f"node '{node}' is not in the pod; it has: "
+                            f"{', '.join(pod_nodes)}")
+        bindings[vnf] = node
+    options = raw.get("options") or {}
+    for key in options:
+        if key not in bindings:
+            raise not_supported(doc, at + ("options", key), f"scenario option '{key}' (options "
+                                f"here are per VNF: {', '.join(bindings)})")
+
+    topology_path = (task_path.parent / raw["topology"]).resolve()
+    if not topology_path.exists():
+        raise doc.error(at + ("topology",), f"topology file not found: {topology_path}")
+    topo = loader.read_document(topology_path, task_args)
+    schema.validate(topo.data, _TOPOLOGY_SCHEMA, topo)
+    nsd = topo.data["nsd:nsd-catalog"]["nsd"][0]
+    nsd_at = ("nsd:nsd-catalog", "nsd", 0)
+
+    vnfs = []
+    for i, member in enumerate(nsd["constituent-vnfd"]):
+        member_at = nsd_at + ("constituent-vnfd", i)
+        name = member["vnfd-id-ref"]
+        if name not in bindings:
+            raise topo.error(member_at + ("vnfd-id-ref",), f"'{name}' is not bound to a node in "
+                             f"the task's scenario 'nodes' ({', '.join(bindings)})")
+        node = bindings[name]
+        descriptor = (topology_path.parent / member["VNF model"]).resolve()
+        plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node))
+        vnfs.append(VnfSpec(type=plugin, name=name, node=node, options=options.get(name, {}),
+                            where=Where(doc, at + ("nodes", name)),
+                            options_at=Where(doc, at + ("options", name))))
+
+    generators = [v for v in vnfs if v.type in _generator_plugins()]
+    if len(generators) != 1:
+        raise not_supported(doc, at + ("nodes",), f"{len(generators)} traffic generators in one "
+                            "scenario (nsb drives exactly one)")
+    links = _links(topo, nsd, nsd_at, bindings, pod_nodes)
+    profile = loader.profile_spec(task_path, raw["traffic_profile"],
+                                  Where(doc, at + ("traffic_profile",)), task_args)
+    runner = loader.plugin_spec(raw.get("runner", loader.DEFAULT_RUNNER),
+                                Where(doc, at + ("runner",)))
+    name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
+    scenario = ScenarioSpec(name=name, vnfs=tuple(v for v in vnfs if v is not generators[0]),
+                            generator=generators[0], profile=profile, runner=runner)
+    return scenario, links
+
+
+def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple,
+               node) -> str:
+    """The nsb plugin for a VNF descriptor: its ``id`` is NSB's class name."""
+    if not descriptor.exists():
+        raise topo.error(member_at + ("VNF model",), f"VNF descriptor not found: {descriptor}")
+    values = dict(node.pod) if node is not None else {}
+    doc = loader.read_document(descriptor, values, strict=False)
+    try:
+        vnfd = doc.data["vnfd:vnfd-catalog"]["vnfd"][0]
+        class_name = vnfd["id"]
+    except (KeyError, IndexError, TypeError):
+        raise doc.error((), "a VNF descriptor needs vnfd:vnfd-catalog.vnfd[0].id") from None
+    if class_name in VNF_CLASSES:
+        return VNF_CLASSES[class_name]
+    if class_name in plugins.available("nsb.vnfs"):
+        return class_name
+    raise not_supported(doc, ("vnfd:vnfd-catalog", "vnfd", 0, "id"),
+                        f"VNF class '{class_name}' (nsb has: {', '.join(VNF_CLASSES)} and its "
+                        f"plugins {', '.join(plugins.available('nsb.vnfs'))})")
+
+
+def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
+           pod_nodes: dict) -> list[list[str]]:
+    links = []
+    for i, vld in enumerate(nsd["vld"]):
+        refs = vld["vnfd-connection-point-ref"]
+        at = nsd_at + ("vld", i, "vnfd-connection-point-ref")
+        if len(refs) != 2:
+            raise not_supported(topo, at, f"a vld with {len(refs)} connection points (nsb links "
+                                "join two)")
+        ends = []
+        for j, ref in enumerate(refs):
+            vnf, iface = ref["vnfd-id-ref"], ref["vnfd-connection-point-ref"]
+            if vnf not in bindings:
+                raise topo.error(at + (j, "vnfd-id-ref"), f"'{vnf}' is not bound to a node in "
+                                 f"the task's scenario 'nodes' ({', '.join(bindings)})")
+            node = bindings[vnf]
+            if pod_nodes and iface not in pod_nodes[node].interfaces:
+                raise topo.error(at + (j, "vnfd-connection-point-ref"), f"node '{node}' has no "
+                                 f"interface '{iface}'; it has: "
+                                 f"{', '.join(pod_nodes[node].interfaces)}")
+            ends.append(f"{node}:{iface}")
+        links.append(ends)
+    return links
+
+
+def _generator_plugins() -> set[str]:
+    from nsb.vnfs.base import TrafficGen
+
+    names = set()
+    for name in plugins.available("nsb.vnfs"):
+        spec = PluginSpec(type=name, options={}, where=None)
+        try:
+            cls = plugins.load_class("nsb.vnfs", spec)
+        except Exception:  # a broken third-party plugin must not hide the real error
+            continue
+        if isinstance(cls, type) and issubclass(cls, TrafficGen):
+            names.add(name)
+    return names

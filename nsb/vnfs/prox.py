@@ -1,0 +1,198 @@
+"""PROX as a system under test (``prox``) and as a traffic generator (``prox_tg``).
+
+Options are NSB's: ``prox_path``, ``prox_config``, ``prox_args``, ``prox_files``
+and ``prox_generate_parameter``. The config is filled from the topology when
+the plan is made (so ``--dry-run`` shows it and a placeholder without a value
+is a task error before anything starts), copied with its files to a run
+directory on the node, and PROX is started with ``-o cli`` (its counters only
+advance in that mode). Control goes through PROX's TCP socket.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from nsb.contexts import topology
+from nsb.errors import PrerequisiteError, RunError
+from nsb.executors.base import tail
+from nsb.vnfs import prox_config
+from nsb.vnfs.base import Vnf
+from nsb.vnfs.prox_client import PROX_PORT, ProxClient
+
+LOG = logging.getLogger(__name__)
+
+PROX_OPTIONS = {
+    "prox_path": {"type": "string", "minLength": 1, "default": "/opt/nsb_bin/prox"},
+    "prox_config": {"type": "string", "minLength": 1},
+    "prox_args": {"type": "object",
+                  "additionalProperties": {"type": ["string", "number", "null"]},
+                  "default": {}},
+    "prox_files": {"anyOf": [{"type": "object"}, {"type": "string"},
+                             {"type": "array", "items": {"type": "string"}}],
+                   "default": {}},
+    "prox_generate_parameter": {"type": "boolean", "default": False},
+    "af_packet": {"enum": ["auto", True, False], "default": "auto"},
+    "af_packet_frame_size": {"type": "integer", "enum": [1024, 2048, 4096], "default": 1024},
+    "collectd": {"type": "object"},  # NSB's NFVi collector: accepted, nsb samples itself
+}
+
+
+class ProxVnf(Vnf):
+    """PROX as the system under test (routing, swap, nop ... as its config says)."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "required": ["prox_config"],
+        "additionalProperties": False,
+        "properties": dict(PROX_OPTIONS),
+    }
+
+    def __init__(self, spec, options, node, context, run):
+        super().__init__(spec, options, node, context, run)
+        self.remote_dir = f"/tmp/nsb-{run.task_id}/{spec.name}"
+        self.files = self._prox_files()
+        self.config = self._render_config()
+        self.process = None
+        self.client: ProxClient | None = None
+        self.log = ""
+        if "collectd" in options:
+            LOG.info("%s: option 'collectd' is not used; nsb samples NFVi KPIs itself",
+                     self.name)
+
+    # --- plan time: files and config --------------------------------------
+
+    def _local(self, path: str) -> Path:
+        return topology.resolve(path, self.run)
+
+    def _prox_files(self) -> dict[str, tuple[Path, str]]:
+        """name -> (local file, path on the node) for every ``prox_files`` entry."""
+        raw = self.options["prox_files"]
+        names = [raw] if isinstance(raw, str) else list(raw)
+        files = {}
+        for name in names:
+            local = self._local(name)
+            if not local.is_file():
+                raise self.spec.options_where.error(f"file not found: {local}", "prox_files")
+            files[local.name] = (local, f"{self.remote_dir}/{local.name}")
+        return files
+
+    def port_addresses(self) -> dict[int, prox_config.PortAddresses]:
+        return {number: prox_config.PortAddresses(iface.name, iface.mac, iface.ip,
+                                                  iface.peer_mac, iface.peer_ip)
+                for number, iface in self.node.dpdk_ports().items()}
+
+    def _render_config(self) -> prox_config.ProxConfig:
+        local = self._local(self.options["prox_config"])
+        if not local.is_file():
+            raise self.spec.options_where.error(f"file not found: {local}", "prox_config")
+        config = prox_config.ProxConfig.parse(local.read_text(), str(local))
+        remote = {name: path for name, (_, path) in self.files.items()}
+        if self.options["prox_generate_parameter"]:
+            remote["parameters.lua"] = f"{self.remote_dir}/parameters.lua"
+        config.fill(self.port_addresses(), remote, self.node.name)
+        if self._af_packet():
+            interfaces = {n: i.name for n, i in self.node.dpdk_ports().items()}
+            config.use_af_packet(interfaces, f"nsb-{self.run.task_id}-{self.name}",
+                                 self.options["af_packet_frame_size"])
+        return config
+
+    def _af_packet(self) -> bool:
+        """Embedded-lab nodes have kernel interfaces (no PCI address): use af_packet vdevs."""
+        choice = self.options["af_packet"]
+        if choice == "auto":
+            return not any(i.pci for i in self.node.interfaces.values())
+        return bool(choice)
+
+    def command(self) -> list[str]:
+        args = []
+        for key, value in self.options["prox_args"].items():
+            args.append(str(key))
+            if value not in (None, ""):
+                args.append(str(value))
+        output = [] if "-o" in args else ["-o", "cli"]
+        return [self.options["prox_path"], *output, *args, "-f", self.remote_config]
+
+    @property
+    def remote_config(self) -> str:
+        return f"{self.remote_dir}/{Path(self.options['prox_config']).name}"
+
+    def describe(self) -> dict:
+        described = super().describe()
+        described["command"] = self.command()
+        described["prox_config"] = self.config.text()
+        return described
+
+    # --- run time ---------------------------------------------------------
+
+    def instantiate(self) -> None:
+        path = self.options["prox_path"]
+        if self.executor.run(["test", "-x", path], check=False).returncode != 0:
+            raise PrerequisiteError(
+                f"{self.name}: PROX binary not found at {path} on node {self.node.name} (looked "
+                f"for an executable file there; set the prox_path option of {self.name})")
+        for local, remote in self.files.values():
+            self.executor.write_file(remote, local.read_text())
+        if self.options["prox_generate_parameter"]:
+            self.executor.write_file(f"{self.remote_dir}/parameters.lua",
+                                     prox_config.parameters_lua(self.port_addresses()))
+        self.executor.write_file(self.remote_config, self.config.text())
+        self.log = self.log_path("prox")
+        self.process = self.executor.start(self.command(), log_path=self.log)
+
+    def wait_until_ready(self, timeout: float) -> None:
+        """Ready when PROX's control socket answers ``version``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RunError(f"{self.name}: PROX exited with code {self.process.poll()} while "
+                               f"starting; last lines of {self.log}:\n{tail(self.log_text())}")
+            try:
+                sock = self.executor.connect_tcp(PROX_PORT, timeout=2.0)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise RunError(
+                        f"{self.name}: PROX's control socket (TCP {PROX_PORT} on node "
+                        f"{self.node.name}) did not open within {timeout:g} s (vnf_start_timeout "
+                        f"in nsb.conf); last lines of its log:\n{tail(self.log_text())}"
+                    ) from None
+                time.sleep(0.2)
+        self.client = ProxClient(sock, self.name)
+        prox, dpdk = self.client.version()
+        LOG.info("%s: PROX %s (DPDK %s) ready on %s", self.name, prox, dpdk, self.node.name)
+        self.on_ready()
+
+    def on_ready(self) -> None:  # noqa: B027 - hook for the generator
+        """Called once the control socket answers."""
+
+    def collect_kpi(self) -> dict[str, float]:
+        """NSB's VNF KPIs (packets_in/fwd/dropped) plus per-port totals."""
+        if self.client is None:
+            return {}
+        totals = self.client.tot_stats()
+        kpis = {"packets_in": float(totals.rx), "packets_fwd": float(totals.tx),
+                "packets_dropped": float(max(0, totals.rx - totals.tx)),
+                "ierrors": float(self.client.tot_ierrors())}
+        ports = self.config.port_numbers()
+        if ports:
+            names = {n: i.name for n, i in self.node.dpdk_ports().items()}
+            for number, port in self.client.multi_port_stats(ports).items():
+                name = names.get(number, f"port{number}")
+                kpis[f"{name}.rx_packets"] = float(port.rx)
+                kpis[f"{name}.tx_packets"] = float(port.tx)
+        return kpis
+
+    def terminate(self) -> None:
+        if self.client is not None:
+            self.client.quit()
+            self.client.close()
+            self.client = None
+        if self.process is not None:
+            code = self.process.stop(grace_s=5.0)
+            LOG.info("%s: PROX stopped (exit %s), log in %s", self.name, code, self.log)
+            self.process = None
+            self.executor.run(["rm", "-rf", self.remote_dir], check=False)
+            self.executor.run(["rmdir", "--ignore-fail-on-non-empty",
+                               str(Path(self.remote_dir).parent)], check=False)
