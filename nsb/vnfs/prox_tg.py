@@ -142,16 +142,17 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                 measured.append((stats, buckets, task.bucket_size, rx))
         if not measured:
             return None
-        if all(m[0].max_us == 0 for m in measured):
+        if all(m[0].max_since_reset_us == 0 for m in measured):
             if not self._zero_latency_warned:
                 LOG.warning("%s: PROX reports zero latency; add 'accuracy limit nsec=1000000' to "
                             "the mode=lat sections of %s", self.name, self.config.source)
                 self._zero_latency_warned = True
             return None
         total_rx = sum(m[3] for m in measured)
+        # min/max since reset cover the trial; PROX's avg covers its last stats period
         avg = sum(m[0].avg_us * m[3] for m in measured) / total_rx
-        low = min(m[0].min_us for m in measured)
-        high = max(m[0].max_us for m in measured)
+        low = min(m[0].min_since_reset_us for m in measured)
+        high = max(m[0].max_since_reset_us for m in measured)
         histogram = _merge_histograms([(m[1], m[2]) for m in measured], hz, high)
         samples = sum(count for _, count in histogram)
         return LatencyStats(samples=samples, min_us=float(low), avg_us=avg, max_us=float(high),
