@@ -211,6 +211,14 @@ class ProxClient:
         command = f"core stats {core} {task}"
         return CoreStats(*self._fields(command, self.query(command), "rx,tx,drop,last_tsc,tsc_hz"))
 
+    def port_stats(self, port: int) -> dict[str, int]:
+        """One port's counters: differences since the previous call and totals."""
+        names = ("no_mbufs_diff,ierrors_diff,rx_bytes_diff,tx_bytes_diff,rx_pkts_diff,"
+                 "tx_pkts_diff,rx_tot,tx_tot,no_mbufs_tot,ierrors_tot,last_tsc,prev_tsc")
+        command = f"port_stats {port}"
+        return dict(zip(names.split(","), self._fields(command, self.query(command), names),
+                        strict=True))
+
     def multi_port_stats(self, ports: list[int]) -> dict[int, PortTotals]:
         command = "multi port stats " + ",".join(str(p) for p in ports)
         line = self.query(command)

@@ -157,3 +157,12 @@ def test_out_of_range_settings_are_refused_before_sending():
     with pytest.raises(ProxError, match="minimum 38"):
         prox.set_pkt_size(1, 0, 30)
     assert sock.sent == []
+
+
+def test_port_stats_has_twelve_named_fields():
+    prox, _ = client()
+    prox.port_stats(0)  # the idle one comes first in the transcript
+    stats = prox.port_stats(0)
+    assert stats["rx_pkts_diff"] == 132996 and stats["tx_pkts_diff"] == 147938
+    assert stats["rx_tot"] == 960018 and stats["tx_tot"] == 1065186
+    assert stats["last_tsc"] - stats["prev_tsc"] == 2000105618
