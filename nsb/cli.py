@@ -111,7 +111,8 @@ def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = Fal
     task_id = uuid.uuid4().hex[:8]
     base = Path(results_dir or conf.results_dir)
     run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run,
-                  vnf_start_timeout_s=conf.vnf_start_timeout)
+                  vnf_start_timeout_s=conf.vnf_start_timeout,
+                  nfvi_interval_s=conf.nfvi_interval)
     return engine.plan(task, run)
 
 

@@ -22,6 +22,9 @@ DEFAULT_OPTS = [
                help="Where nsb writes its own log, one file per task id (<task_id>.log)."),
     cfg.FloatOpt("vnf_start_timeout", default=30.0, min=1.0,
                  help="Seconds a VNF or generator may take to become ready."),
+    cfg.FloatOpt("nfvi_interval", default=1.0, min=0.0,
+                 help="Seconds between NFVi KPI samples (CPU, RSS, context switches of the "
+                      "VNF processes, per-core utilisation) while traffic runs; 0 disables."),
 ]
 
 

@@ -17,6 +17,7 @@ from nsb import platform, plugins
 from nsb.contexts.base import Context
 from nsb.errors import Interrupted, NsbError
 from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted
+from nsb.nfvi import NfviSampler, Watched
 from nsb.outputs.base import Output
 from nsb.runinfo import RunInfo
 from nsb.runners.base import Runner
@@ -183,7 +184,7 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
                 plan.context.deploy()
                 for node in plan.context.nodes.values():
                     bus.emit(PlatformFacts(run.task_id, "", node=node.name,
-                                           facts=platform.collect(node.executor)))
+                                           facts=platform.collect(node.executor, node)))
                 for scenario in plan.scenarios:
                     _run_scenario(scenario, run, bus)
         except Interrupted as exc:
@@ -211,8 +212,11 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
             vnf.instantiate()
         for vnf in [*scenario.vnfs, scenario.generator]:
             vnf.wait_until_ready(run.vnf_start_timeout_s)
+        sampler = _nfvi_sampler(scenario, run, bus)
+        teardown.callback(sampler.stop)
 
         def sample_kpis(trial_index: int) -> None:
+            sampler.stop()
             for vnf in scenario.vnfs:
                 kpis = vnf.collect_kpi()
                 if kpis:
@@ -223,10 +227,25 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:
             session = Session(run.task_id, name, iteration, bus.emit, should_stop, sample_kpis,
-                              trial_count=trials_so_far[0])
+                              before_trial=sampler.start, trial_count=trials_so_far[0])
             try:
                 scenario.profile.execute(scenario.generator, session)
             finally:
                 trials_so_far[0] = session.trial_count
 
         scenario.runner.execute(body)
+
+
+def _nfvi_sampler(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> NfviSampler:
+    """Watches the long-running processes of the scenario's VNFs and generator."""
+    vnfs = [*scenario.vnfs, scenario.generator]
+    watched = [Watched(vnf.name, vnf.node.name, process.pid)
+               for vnf in vnfs for process in vnf.processes()]
+    executors = {vnf.node.name: vnf.node.executor for vnf in vnfs
+                 if getattr(vnf.node, "executor", None) is not None}
+
+    def emit(source: str, node: str, kpis: dict, trial_index: int) -> None:
+        bus.emit(KpiSample(run.task_id, scenario.spec.name, source=source, node=node, kpis=kpis,
+                           trial_index=trial_index))
+
+    return NfviSampler(executors, watched, run.nfvi_interval_s, emit)

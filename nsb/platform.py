@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 from nsb.executors.base import Executor
 
@@ -14,6 +15,10 @@ _LSCPU_FIELDS = {
     "Core(s) per socket:": "cores_per_socket", "Thread(s) per core:": "threads_per_core",
     "NUMA node(s):": "numa_nodes", "Architecture:": "architecture",
 }
+_PCI = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
+# a virtio NIC's device link names the virtio device; its parent is the PCI one
+_PCI_OF_NETDEV = ('d=$(readlink -f "/sys/class/net/$1/device") || exit 0; '
+                  'case "$(basename "$d")" in virtio*) d=$(dirname "$d");; esac; basename "$d"')
 _VERSIONS = {
     "dpdk": ["dpkg-query", "-W", "-f=${Version}", "dpdk"],
     "netsniff_ng": ["dpkg-query", "-W", "-f=${Version}", "netsniff-ng"],
@@ -21,8 +26,8 @@ _VERSIONS = {
 }
 
 
-def collect(executor: Executor) -> dict:
-    """CPU, memory, hugepages, kernel and tool versions; missing facts are left out."""
+def collect(executor: Executor, node=None) -> dict:
+    """CPU, memory, hugepages, kernel, NICs and tool versions; missing facts are left out."""
     facts: dict = {}
     facts["hostname"] = _out(executor, ["hostname"])
     facts["kernel"] = _out(executor, ["uname", "-r"])
@@ -43,12 +48,34 @@ def collect(executor: Executor) -> dict:
             facts[_snake(name)] = _number(value.replace("kB", "").strip())
     if "mem_total" in facts:
         facts["memory_gib"] = round(facts.pop("mem_total") / 1024 / 1024, 1)
+    facts["isolated_cpus"] = _out(executor, ["cat", "/sys/devices/system/cpu/isolated"])
+    if node is not None:
+        facts["nics"] = {iface.name: nic_facts(executor, iface) for iface in
+                         node.interfaces.values()}
     versions = {}
     for name, argv in _VERSIONS.items():
         version = _out(executor, argv)
         if version:
             versions[name] = version
     facts["versions"] = versions
+    return facts
+
+
+def nic_facts(executor: Executor, iface) -> dict:
+    """PCI address, driver, NUMA node and MAC of one interface.
+
+    A NIC bound to DPDK has no kernel netdev: it is found by its PCI address.
+    """
+    pci = iface.pci or _out(executor, ["sh", "-c", _PCI_OF_NETDEV, "sh", iface.name])
+    facts = {"mac": iface.mac, "pci": pci if re.match(_PCI, pci) else ""}
+    base = f"/sys/bus/pci/devices/{facts['pci']}" if facts["pci"] else ""
+    if base:
+        driver = _out(executor, ["readlink", "-f", f"{base}/driver"])
+        facts["driver"] = driver.rsplit("/", 1)[-1] if driver else ""
+        facts["numa_node"] = _number(_out(executor, ["cat", f"{base}/numa_node"]))
+    else:
+        facts["driver"] = iface.driver or _out(executor, [
+            "sh", "-c", 'ethtool -i "$1" 2>/dev/null | sed -n "s/^driver: //p"', "sh", iface.name])
     return facts
 
 

@@ -15,6 +15,7 @@ class RunInfo:
     results_dir: Path  # this task's own directory; logs go to results_dir / "logs"
     dry_run: bool = False
     vnf_start_timeout_s: float = 30.0
+    nfvi_interval_s: float = 1.0
 
     @property
     def log_dir(self) -> Path:

@@ -20,7 +20,8 @@ PASS, FAIL, GENERATOR_LIMITED = "pass", "fail", "generator_limited"
 class Session:
     """What a profile needs from the run: emit events, know when to stop.
 
-    ``after_trial`` lets the engine sample VNF KPIs right after each trial.
+    ``before_trial`` / ``after_trial`` let the engine sample NFVi KPIs while a
+    trial runs and VNF KPIs right after it.
     """
 
     task_id: str
@@ -29,6 +30,7 @@ class Session:
     emit: Callable[[Event], None]
     should_stop: Callable[[], bool] = lambda: False
     after_trial: Callable[[int], None] = lambda trial_index: None
+    before_trial: Callable[[int], None] = lambda trial_index: None
     trial_count: int = field(default=0)
 
     def run_trial(self, tg: TrafficGen, trial: Trial, rate_pct: float, lower_pct: float,
@@ -40,8 +42,11 @@ class Session:
                                trial_index=index, trial=trial, rate_pct=rate_pct,
                                lower_pct=lower_pct, upper_pct=upper_pct,
                                trials_left=trials_left))
-        result = tg.run_trial(trial)
-        self.after_trial(index)
+        self.before_trial(index)
+        try:
+            result = tg.run_trial(trial)
+        finally:
+            self.after_trial(index)
         return index, result
 
     def trial_done(self, index: int, result: TrialResult, verdict: str, rate_pct: float,

@@ -40,6 +40,11 @@ class Vnf(abc.ABC):
         except (AttributeError, OSError):
             return ""
 
+    def processes(self) -> list:
+        """The long-running processes to sample NFVi KPIs of (pid on the node)."""
+        process = getattr(self, "process", None)
+        return [process] if process is not None and getattr(process, "pid", None) else []
+
     def required_binaries(self) -> list[str]:
         return []
 

@@ -49,19 +49,37 @@ def check_consistent(doc):
             (frame + 20) * 8 * result["throughput_pps"] / 1e6)
 
 
+def check_nfvi_samples(doc):
+    """testpmd busy-polls: its process and a core of its node show up as busy."""
+    trials = {t["trial_index"] for t in doc["trials"]}
+    testpmd = [k for k in doc["kpis"] if k["source"] == "nfvi:testpmd0"]
+    assert testpmd and {k["trial_index"] for k in testpmd} <= trials
+    assert max(k["kpis"]["cpu_user_pct"] + k["kpis"]["cpu_system_pct"] for k in testpmd) > 50
+    assert all(k["kpis"]["rss_kb"] > 0 for k in testpmd)
+    node = [k for k in doc["kpis"] if k["source"] == "node:sut"]
+    assert node and max(max(k["kpis"].values()) for k in node) > 50
+    assert all(key.startswith("cpu") and key.endswith("_util_pct") for key in node[0]["kpis"])
+
+
 def test_sample_runs_and_reports_consistent_results(results_conf, tmp_path):
+    results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0.25\n")
     proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64, 1518]})
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     task_id, doc = results_of(tmp_path / "results")
     check_consistent(doc)
+    check_nfvi_samples(doc)
     assert [r["frame_size"] for r in doc["results"]] == [64, 1518]
     assert "Throughput (pps)" in out and "% line rate" in out and "results.json" in out
     assert "1518" in out
     # platform facts and testpmd's port counters as KPIs
     assert doc["platform"]["sut"]["cpus"] >= 1 and doc["platform"]["sut"]["kernel"]
-    assert len(doc["kpis"]) == len(doc["trials"])
-    last = doc["kpis"][-1]["kpis"]
+    nic = doc["platform"]["sut"]["nics"]["xe0"]
+    assert nic["driver"] == "veth"
+    assert nic["mac"] == doc["plan"]["context"]["nodes"]["sut"]["interfaces"]["xe0"]["mac"]
+    counters = [k for k in doc["kpis"] if k["source"] == "testpmd0"]
+    assert len(counters) == len(doc["trials"])  # one after every trial
+    last = counters[-1]["kpis"]
     assert last["port0_ipackets"] > 0 and last["port1_opackets"] > 0
     # testpmd's log is kept with the results
     log = (tmp_path / "results" / task_id / "logs" / "testpmd0-testpmd.log").read_text()

@@ -1,0 +1,173 @@
+"""NFVi KPIs while traffic runs: CPU, memory and context switches of the VNFs.
+
+Like VSPerf's pidstat section and NSB's collectd: during each trial, every
+``interval_s`` seconds, each node's /proc is read once (through its executor,
+so it works the same over SSH) and turned into rates since the previous read:
+per VNF process user/system CPU %, RSS and context switches per second, and
+per core utilisation of the node. Each sample is a KpiSample event tagged with
+the trial it belongs to.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nsb.executors.base import Executor
+
+LOG = logging.getLogger(__name__)
+
+CLOCK_TICKS = 100  # USER_HZ on Linux
+_SCRIPT = ('cat /proc/stat; for p in "$@"; do echo "== $p"; '
+           'cat /proc/$p/stat /proc/$p/status 2>/dev/null; done')
+
+
+@dataclass(frozen=True)
+class ProcessSample:
+    utime: int  # clock ticks
+    stime: int
+    rss_kb: int
+    voluntary: int
+    nonvoluntary: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    at: float
+    cores: dict[str, tuple[int, int]]  # cpuN -> (busy ticks, total ticks)
+    processes: dict[int, ProcessSample]
+
+
+def read_snapshot(executor: Executor, pids: list[int]) -> Snapshot:
+    out = executor.run(["sh", "-c", _SCRIPT, "sh", *map(str, pids)], timeout=10,
+                       check=False).stdout
+    return parse_snapshot(out, time.monotonic())
+
+
+def parse_snapshot(text: str, at: float) -> Snapshot:
+    """/proc/stat, then per pid '== PID', /proc/PID/stat and /proc/PID/status."""
+    cores, processes = {}, {}
+    blocks = text.split("\n== ")
+    for line in blocks[0].splitlines():
+        fields = line.split()
+        if fields and fields[0].startswith("cpu") and fields[0] != "cpu":
+            ticks = [int(v) for v in fields[1:]]
+            idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+            cores[fields[0]] = (sum(ticks[:8]) - idle, sum(ticks[:8]))
+    for block in blocks[1:]:
+        head, _, body = block.partition("\n")
+        if not body.strip():
+            continue  # the process is gone
+        stat_line, _, status = body.partition("\n")
+        after_name = stat_line.rsplit(")", 1)[-1].split()
+        values = {}
+        for line in status.splitlines():
+            name, _, value = line.partition(":")
+            values[name] = value.split()[0] if value.split() else "0"
+        try:
+            processes[int(head.strip())] = ProcessSample(
+                utime=int(after_name[11]), stime=int(after_name[12]),
+                rss_kb=int(values.get("VmRSS", 0)),
+                voluntary=int(values.get("voluntary_ctxt_switches", 0)),
+                nonvoluntary=int(values.get("nonvoluntary_ctxt_switches", 0)))
+        except (IndexError, ValueError):
+            LOG.debug("unreadable /proc entry for %s", head)
+    return Snapshot(at, cores, processes)
+
+
+def process_kpis(before: ProcessSample, after: ProcessSample, seconds: float) -> dict:
+    ticks = CLOCK_TICKS * seconds
+    return {
+        "cpu_user_pct": 100.0 * (after.utime - before.utime) / ticks,
+        "cpu_system_pct": 100.0 * (after.stime - before.stime) / ticks,
+        "rss_kb": float(after.rss_kb),
+        "ctx_switches_voluntary_per_s": (after.voluntary - before.voluntary) / seconds,
+        "ctx_switches_nonvoluntary_per_s": (after.nonvoluntary - before.nonvoluntary) / seconds,
+    }
+
+
+def core_kpis(before: Snapshot, after: Snapshot) -> dict:
+    kpis = {}
+    for core, (busy, total) in after.cores.items():
+        if core in before.cores and total > before.cores[core][1]:
+            old_busy, old_total = before.cores[core]
+            kpis[f"{core}_util_pct"] = 100.0 * (busy - old_busy) / (total - old_total)
+    return kpis
+
+
+@dataclass(frozen=True)
+class Watched:
+    """A process to sample: which VNF it belongs to and where it runs."""
+
+    source: str
+    node: str
+    pid: int
+
+
+Emit = Callable[[str, str, dict, int], None]  # source, node, kpis, trial index
+
+
+class NfviSampler:
+    """Samples while a trial runs; ``start(trial)`` / ``stop()`` around each trial."""
+
+    def __init__(self, executors: dict[str, Executor], watched: list[Watched],
+                 interval_s: float, emit: Emit):
+        self.executors = executors
+        self.watched = watched
+        self.interval_s = interval_s
+        self.emit = emit
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, trial_index: int) -> None:
+        if self.interval_s <= 0 or not self.executors:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(trial_index,),
+                                        name="nfvi-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(timeout=15)
+            self._thread = None
+
+    def _loop(self, trial_index: int) -> None:
+        previous = self._read_all()
+        while not self._stop.wait(self.interval_s):
+            current = self._read_all()
+            self._emit_deltas(previous, current, trial_index)
+            previous = current
+
+    def _read_all(self) -> dict[str, Snapshot]:
+        snapshots = {}
+        for node, executor in self.executors.items():
+            pids = [w.pid for w in self.watched if w.node == node]
+            try:
+                snapshots[node] = read_snapshot(executor, pids)
+            except Exception as exc:  # a missed sample must not end the run
+                LOG.debug("NFVi sample on %s failed: %s", node, exc)
+        return snapshots
+
+    def _emit_deltas(self, before: dict[str, Snapshot], after: dict[str, Snapshot],
+                     trial_index: int) -> None:
+        for node, now in after.items():
+            then = before.get(node)
+            if then is None:
+                continue
+            seconds = now.at - then.at
+            cores = core_kpis(then, now)
+            if cores:
+                self.emit(f"node:{node}", node, cores, trial_index)
+            for watched in self.watched:
+                if watched.node != node:
+                    continue
+                old, new = then.processes.get(watched.pid), now.processes.get(watched.pid)
+                if old and new and seconds > 0:
+                    kpis = process_kpis(old, new, seconds)
+                    kpis["pid"] = float(watched.pid)
+                    self.emit(f"nfvi:{watched.source}", node, kpis, trial_index)
