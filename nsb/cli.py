@@ -53,6 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
     _task_args(validate)
     validate.set_defaults(handler=cmd_task_validate)
 
+    node = sub.add_parser("node", help="lab nodes of a pod file")
+    node_sub = node.add_subparsers(dest="node_command", metavar="ACTION")
+    node_sub.required = True
+    check = node_sub.add_parser("check", help="pre-flight report of every node of a pod: "
+                                "reachable, binaries, hugepages, isolated CPUs, NIC drivers")
+    check.add_argument("pod", help="NSB pod file")
+    check.add_argument("--binary", action="append", metavar="NAME",
+                       help="a binary that must be present (repeatable; default: "
+                            "dpdk-testpmd, trafgen)")
+    check.set_defaults(handler=cmd_node_check)
+
     plugin = sub.add_parser("plugin", help="installed plugins")
     plugin_sub = plugin.add_subparsers(dest="plugin_command", metavar="ACTION")
     plugin_sub.required = True
@@ -191,6 +202,38 @@ def _run(plan, conf) -> int:
             out.print(table.render(results, title=f"{scenario} (task {run.task_id})"))
         out.print(f"Results: {run.results_dir / 'results.json'}", highlight=False)
     return 0
+
+
+def cmd_node_check(args) -> int:
+    """One line per check and node; exit 1 when a check failed."""
+    from nsb import preflight
+    from nsb.contexts import baremetal, pod
+    from nsb.errors import TaskError
+    from nsb.task.loader import read_document
+    from nsb.task.model import Where
+
+    path = Path(args.pod).resolve()
+    if not path.is_file():
+        raise TaskError("pod file not found", args.pod)
+    nodes = pod.load_pod(path, Where(read_document(path), ()))
+    binaries = args.binary or ["dpdk-testpmd", "trafgen"]
+    failed = 0
+    try:
+        for node in nodes.values():
+            if node.ssh is None:
+                raise TaskError(f"node '{node.name}' has no 'ip' to reach it over SSH", args.pod)
+            try:
+                baremetal.connect([node])
+            except NsbError as exc:
+                print(f"{node.name}: reachable: FAILED: {exc}")
+                failed += 1
+                continue
+            for result in preflight.check_node(node, binaries):
+                print(result.line())
+                failed += not result.ok
+    finally:
+        baremetal.disconnect(nodes.values())
+    return 1 if failed else 0
 
 
 def cmd_plugin_list(args) -> int:

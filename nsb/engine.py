@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from nsb import platform, plugins
+from nsb import platform, plugins, preflight
 from nsb.contexts.base import Context
-from nsb.errors import Interrupted, NsbError
+from nsb.errors import Interrupted, NsbError, PrerequisiteError
 from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted
 from nsb.nfvi import NfviSampler, Watched
 from nsb.outputs.base import Output
@@ -185,6 +185,7 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
                 for node in plan.context.nodes.values():
                     bus.emit(PlatformFacts(run.task_id, "", node=node.name,
                                            facts=platform.collect(node.executor, node)))
+                _preflight(plan)
                 for scenario in plan.scenarios:
                     _run_scenario(scenario, run, bus)
         except Interrupted as exc:
@@ -200,6 +201,22 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
             bus.emit(TaskFinished(run.task_id, "", status=status, error=message,
                                   duration_s=time.monotonic() - started))
             bus.close()
+
+
+def _preflight(plan: Plan) -> None:
+    """Every node has what its VNFs need before any traffic; else one line per failure."""
+    needs: dict[str, tuple] = {}  # node name -> (node, binaries)
+    for scenario in plan.scenarios:
+        for vnf in [*scenario.vnfs, scenario.generator]:
+            _, binaries = needs.setdefault(vnf.node.name, (vnf.node, []))
+            binaries += [b for b in vnf.required_binaries() if b not in binaries]
+    failed = []
+    for node, binaries in needs.values():
+        if getattr(node, "executor", None) is not None:
+            failed += preflight.failures(preflight.check_node(node, binaries))
+    if failed:
+        raise PrerequisiteError("pre-flight checks failed, no traffic was sent:\n"
+                                + "\n".join(check.line() for check in failed))
 
 
 def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:

@@ -29,10 +29,10 @@ _VERSIONS = {
 def collect(executor: Executor, node=None) -> dict:
     """CPU, memory, hugepages, kernel, NICs and tool versions; missing facts are left out."""
     facts: dict = {}
-    facts["hostname"] = _out(executor, ["hostname"])
-    facts["kernel"] = _out(executor, ["uname", "-r"])
-    facts["kernel_cmdline"] = _out(executor, ["cat", "/proc/cmdline"])
-    lscpu = _out(executor, ["lscpu", "-J"])
+    facts["hostname"] = command_output(executor, ["hostname"])
+    facts["kernel"] = command_output(executor, ["uname", "-r"])
+    facts["kernel_cmdline"] = command_output(executor, ["cat", "/proc/cmdline"])
+    lscpu = command_output(executor, ["lscpu", "-J"])
     if lscpu:
         try:
             for entry in json.loads(lscpu).get("lscpu", []):
@@ -41,20 +41,20 @@ def collect(executor: Executor, node=None) -> dict:
                     facts[key] = _number(entry.get("data"))
         except json.JSONDecodeError:
             LOG.debug("lscpu -J gave no JSON")
-    meminfo = _out(executor, ["cat", "/proc/meminfo"])
+    meminfo = command_output(executor, ["cat", "/proc/meminfo"])
     for line in meminfo.splitlines():
         name, _, value = line.partition(":")
         if name in ("MemTotal", "HugePages_Total", "HugePages_Free", "Hugepagesize"):
             facts[_snake(name)] = _number(value.replace("kB", "").strip())
     if "mem_total" in facts:
         facts["memory_gib"] = round(facts.pop("mem_total") / 1024 / 1024, 1)
-    facts["isolated_cpus"] = _out(executor, ["cat", "/sys/devices/system/cpu/isolated"])
+    facts["isolated_cpus"] = command_output(executor, ["cat", "/sys/devices/system/cpu/isolated"])
     if node is not None:
         facts["nics"] = {iface.name: nic_facts(executor, iface) for iface in
                          node.interfaces.values()}
     versions = {}
     for name, argv in _VERSIONS.items():
-        version = _out(executor, argv)
+        version = command_output(executor, argv)
         if version:
             versions[name] = version
     facts["versions"] = versions
@@ -66,20 +66,20 @@ def nic_facts(executor: Executor, iface) -> dict:
 
     A NIC bound to DPDK has no kernel netdev: it is found by its PCI address.
     """
-    pci = iface.pci or _out(executor, ["sh", "-c", _PCI_OF_NETDEV, "sh", iface.name])
+    pci = iface.pci or command_output(executor, ["sh", "-c", _PCI_OF_NETDEV, "sh", iface.name])
     facts = {"mac": iface.mac, "pci": pci if re.match(_PCI, pci) else ""}
     base = f"/sys/bus/pci/devices/{facts['pci']}" if facts["pci"] else ""
     if base:
-        driver = _out(executor, ["readlink", "-f", f"{base}/driver"])
+        driver = command_output(executor, ["readlink", "-f", f"{base}/driver"])
         facts["driver"] = driver.rsplit("/", 1)[-1] if driver else ""
-        facts["numa_node"] = _number(_out(executor, ["cat", f"{base}/numa_node"]))
+        facts["numa_node"] = _number(command_output(executor, ["cat", f"{base}/numa_node"]))
     else:
-        facts["driver"] = iface.driver or _out(executor, [
+        facts["driver"] = iface.driver or command_output(executor, [
             "sh", "-c", 'ethtool -i "$1" 2>/dev/null | sed -n "s/^driver: //p"', "sh", iface.name])
     return facts
 
 
-def _out(executor: Executor, argv: list[str]) -> str:
+def command_output(executor: Executor, argv: list[str]) -> str:
     try:
         result = executor.run(argv, timeout=10, check=False)
     except Exception as exc:  # a fact we cannot read is not a reason to stop the run

@@ -37,22 +37,32 @@ class BaremetalContext(Context):
         self.connect_peers()
 
     def deploy(self) -> None:
-        try:
-            from nsb.executors.ssh import SshExecutor
-        except ImportError as exc:
-            raise PrerequisiteError(f"the baremetal context needs paramiko: {exc}") from None
-        for node in self.nodes.values():
-            ssh = node.ssh
-            node.executor = SshExecutor(node.name, ssh.host, port=ssh.port, user=ssh.user,
-                                        password=ssh.password, key_filename=ssh.key_filename,
-                                        run_id=self.run.task_id)
-            node.executor.connect()
-            LOG.info("node %s: connected to %s@%s:%d", node.name, ssh.user, ssh.host, ssh.port)
+        connect(self.nodes.values())
 
     def undeploy(self) -> None:
-        for node in self.nodes.values():
-            if node.executor:
-                try:
-                    node.executor.stop_all()
-                finally:
-                    node.executor.close()
+        disconnect(self.nodes.values())
+
+
+def connect(nodes) -> None:
+    """An SSH executor per node, connected (errors name the node)."""
+    try:
+        from nsb.executors.ssh import SshExecutor
+    except ImportError as exc:
+        raise PrerequisiteError(f"the baremetal context needs paramiko: {exc}") from None
+    for node in nodes:
+        ssh = node.ssh
+        node.executor = SshExecutor(node.name, ssh.host, port=ssh.port, user=ssh.user,
+                                    password=ssh.password, key_filename=ssh.key_filename)
+        node.executor.connect()
+        LOG.info("node %s: connected to %s@%s:%d", node.name, ssh.user, ssh.host, ssh.port)
+
+
+def disconnect(nodes) -> None:
+    """Stop what nsb started on each node and close the connections."""
+    for node in nodes:
+        if node.executor:
+            try:
+                node.executor.stop_all()
+            finally:
+                node.executor.close()
+                node.executor = None

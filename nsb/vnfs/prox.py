@@ -105,6 +105,9 @@ class ProxVnf(Vnf):
             return not any(i.pci for i in self.node.interfaces.values())
         return bool(choice)
 
+    def required_binaries(self) -> list[str]:
+        return [self.options["prox_path"]]
+
     def command(self) -> list[str]:
         args = []
         for key, value in self.options["prox_args"].items():

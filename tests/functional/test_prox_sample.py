@@ -95,11 +95,12 @@ def one_line_error(done) -> str:
     return done.stderr
 
 
-def test_missing_prox_binary_names_path_and_option(results_conf, tmp_path):
+def test_missing_prox_binary_stops_the_run_before_traffic(results_conf, tmp_path):
     done = run_sample(results_conf, {"prox_path": "/opt/nowhere/prox", "packet_sizes": [64]})
     error = one_line_error(done)
-    assert "PROX binary not found at /opt/nowhere/prox on node vnf_0" in error
-    assert "prox_path option of vnf__0" in error
+    assert "pre-flight checks failed, no traffic was sent" in error
+    assert "vnf_0: binary /opt/nowhere/prox: FAILED: not found" in error
+    assert "tg_0: binary /opt/nowhere/prox: FAILED: not found" in error
     assert not [line for line in subprocess.run(["ip", "netns", "list"], capture_output=True,
                                                 text=True).stdout.splitlines()
                 if line.startswith("nsb-")]
