@@ -2,11 +2,12 @@
 
 For each profile and model, over SEEDS seeded DUTs with a capacity C drawn
 between 10% and 95% of line rate (64 B frames, one 10 Gbit/s port), it prints:
-trials per search, trial-seconds (mean, p95, max), wall time with 1 s overhead
+trials per search, trial-seconds (mean, median, p95, max), wall time with 1 s overhead
 per trial, and the error of the reported NDR against C (mean, 5th and 95th
 percentile, count of over-reports).
 
-    python benchmarks/search/run_search_benchmark.py [--seeds 200] [--markdown]
+    python benchmarks/search/run_search_benchmark.py [--seeds 200] [--models M0 M3]
+        [--profiles fastndr]
 """
 
 from __future__ import annotations
@@ -72,13 +73,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--models", nargs="*", default=list(MODELS))
+    parser.add_argument("--profiles", nargs="*", default=[],
+                        help="only the profiles whose name contains one of these")
     args = parser.parse_args()
-    header = ("| profile | model | trials (mean) | trial-s mean | trial-s p95 | trial-s max | "
-              "wall s (+1 s/trial) mean | error % mean | error % p5 | error % p95 | "
-              "over-reports |")
+    header = ("| profile | model | trials (mean) | trial-s mean | trial-s median | trial-s p95 | "
+              "trial-s max | wall s (+1 s/trial) mean | error % mean | error % p5 | "
+              "error % p95 | over-reports |")
     print(header)
-    print("|" + "---|" * 11)
+    print("|" + "---|" * 12)
     for name, (cls, options) in PROFILES.items():
+        if args.profiles and not any(p in name for p in args.profiles):
+            continue
         for model in args.models:
             started = time.perf_counter()
             runs = [one_search(cls, options, model, seed) for seed in range(args.seeds)]
@@ -87,7 +92,8 @@ def main() -> None:
             errors = [r[2] for r in runs]
             walls = [s + t for s, t in zip(seconds, trials, strict=True)]
             print(f"| {name} | {model} | {statistics.mean(trials):.1f} | "
-                  f"{statistics.mean(seconds):.0f} | {percentile(seconds, 95):.0f} | "
+                  f"{statistics.mean(seconds):.0f} | {statistics.median(seconds):.0f} | "
+                  f"{percentile(seconds, 95):.0f} | "
                   f"{max(seconds):.0f} | {statistics.mean(walls):.0f} | "
                   f"{statistics.mean(errors):+.2f} | {percentile(errors, 5):+.2f} | "
                   f"{percentile(errors, 95):+.2f} | {sum(e > 0 for e in errors)} |",

@@ -32,7 +32,7 @@ class SimulatedDut(TrafficGen):
     def __init__(self, model: str, capacity_pps: float, seed: int):
         self.model = MODELS[model]
         self.capacity_pps = capacity_pps
-        self.rng = random.Random(seed)
+        self.seed = seed
         self.trials = 0
         self.trial_seconds = 0.0
         self.name = "sim"
@@ -50,7 +50,11 @@ class SimulatedDut(TrafficGen):
     def terminate(self) -> None: ...
 
     def run_trial(self, trial: Trial) -> TrialResult:
-        m, rng = self.model, self.rng
+        # Each trial draws its noise from its own stream, keyed by seed and trial number:
+        # independent of the capacity (drawn from Random(seed) by the benchmark) and of
+        # what earlier trials drew, so profiles that take different paths see the same
+        # noise at the same trial number.
+        m, rng = self.model, random.Random(f"sim-dut:{self.seed}:{self.trials}")
         self.trials += 1
         self.trial_seconds += trial.duration_s
         offered = round(trial.rate_pps * trial.duration_s)

@@ -4,14 +4,25 @@
    forwarding rate under overload. A DUT with a buffer forwards more in the
    shorter one; the difference separates capacity from buffer:
    capacity = 2 * rx(2d) - rx(d).
-2. Short trials bracket the answer around that estimate (steps doubling from the
+2. Short trials bracket the answer around that estimate (steps growing from the
    target width), then bisect (geometric) until the interval is within the width.
-3. The answer is proven by a full-length trial with no more than the tolerated
+3. The short trial at the failing rate is repeated, EDGE_SAMPLES in all. Under
+   overload a DUT forwards its capacity (less if it livelocks), so these are
+   samples of it. A noiseless DUT forwards the same every time; on a noisy one a
+   lucky short pass, and then a lucky full-length pass, can sit above the
+   capacity. So the answer is no higher than the second lowest sample: above the
+   median capacity only with probability (n + 1) / 2**n (13/4096), whatever the
+   noise, and one loss spike does not move it. Their spread (the noise) decides
+   whether the max-load pair shows a buffer or only noise, and whether a failed
+   final trial is retried. If most repeats pass, the failure that bounded the
+   search was a transient (a loss spike): the search goes on above it.
+4. The answer is proven by a full-length trial with no more than the tolerated
    loss. If that trial loses frames, its own forwarding rate gives the next,
-   lower candidate (one retry at the same rate first when the loss was tiny, as
-   a rare stall would cause). The reported rate is always one that passed a
-   full-length trial; with ``prove: false`` (short trials only, as CSIT does for
-   quick checks) the results say ``backed_by_full_trial: false``.
+   lower candidate (one more trial at the same rate first when the loss was tiny,
+   as a rare stall would cause, or when the DUT is noisy). The reported rate is
+   always one that passed a full-length trial; with ``prove: false`` (short
+   trials only, as CSIT does for quick checks) the results say
+   ``backed_by_full_trial: false``.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import math
 from nsb import units
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
+    FAIL,
     GENERATOR_LIMITED,
     PASS,
     Session,
@@ -29,6 +41,10 @@ from nsb.traffic_profiles.base import (
     latency_sweep,
 )
 from nsb.trial import Trial, TrialResult
+
+EDGE_SAMPLES = 12  # short trials at the failing rate (one of them from the bisection)
+EDGE_ROUNDS = 3  # times the search may go on above a bound that was a transient
+BUFFER_Z = 3.0  # a buffer counts only if it is this many times larger than the noise
 
 
 class FastNdrProfile(TrafficProfile):
@@ -47,7 +63,7 @@ class FastNdrProfile(TrafficProfile):
             "short_trial_duration": {"type": "number", "exclusiveMinimum": 0, "default": 1.0},
             "relative_width": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5,
                                "default": 0.005},
-            "max_final_trials": {"type": "integer", "minimum": 1, "default": 4},
+            "max_final_trials": {"type": "integer", "minimum": 1, "default": 6},
             "prove": {"type": "boolean", "default": True},
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
@@ -76,7 +92,7 @@ class _FrameSearch:
         self.trials_before = session.trial_count
         self.lo, self.hi = 0.0, math.inf
         self.hi_verdict = ""
-        self.passes: list[TrialResult] = []
+        self.hi_result: TrialResult | None = None
 
     def trial(self, rate: float, duration: float, why: str) -> tuple[str, TrialResult]:
         if self.session.should_stop():
@@ -94,11 +110,9 @@ class _FrameSearch:
     def short(self, rate: float, why: str) -> bool:
         verdict, result = self.trial(rate, self.o["short_trial_duration"], why)
         if verdict == PASS:
-            self.passes.append(result)
             self.lo = max(self.lo, rate)
-        else:
-            if rate < self.hi:
-                self.hi, self.hi_verdict = rate, verdict
+        elif rate < self.hi:
+            self.hi, self.hi_verdict, self.hi_result = rate, verdict, result
         return verdict == PASS
 
     def run(self) -> None:
@@ -118,6 +132,7 @@ class _FrameSearch:
     def search(self):
         d = self.o["short_trial_duration"]
         verdict, first = self.trial(self.max_pps, d, "max load")
+        second = None
         if verdict == PASS:
             self.lo = self.max_pps
             verdict, full = self.trial(self.max_pps, self.o["final_trial_duration"],
@@ -130,40 +145,44 @@ class _FrameSearch:
             self.hi, self.hi_verdict = self.max_pps, verdict
             _, second = self.trial(self.max_pps, 2 * d, "max load, double length")
             estimate = 2 * second.rx_rate_pps - first.rx_rate_pps
-            buffered = first.rx_rate_pps > second.rx_rate_pps * (1 + self.width / 4)
         if not self.min_pps <= estimate < self.max_pps:
-            estimate = math.sqrt(self.min_pps * self.max_pps)
-            buffered = False
+            estimate, second = math.sqrt(self.min_pps * self.max_pps), None
         # start just below the estimate: exactly at the capacity, rounding can lose a frame
         self.bracket(estimate * (1 - self.width / 4))
         self.bisect()
+        edge, noise = self.sample_edge()
         if self.lo <= 0:
             return None, self._limit(), {"estimate_pps": estimate}
-        candidate = self.lo
+        candidate = min(self.lo, edge)
+        buffered = False
+        if second is not None:
+            buffered, estimate = self.buffer(first, second, noise)
         if buffered:  # short trials see the buffer as capacity: trust the estimate
-            candidate = min(self.lo, estimate * (1 - self.width / 2))
-        if self.o["prove"]:
-            best = self.prove(candidate)
-        else:  # CSIT-style short-trial answer: said plainly in the results
-            verdict, best = self.trial(candidate, self.o["short_trial_duration"],
-                                       "answer (short trial only, not proven)")
-            if verdict != PASS:
-                below = [r for r in self.passes if r.trial.rate_pps <= candidate]
-                best = max(below, key=lambda r: r.trial.rate_pps, default=None)
+            candidate = min(candidate, estimate * (1 - self.width / 2))
+        best = self.prove(candidate, noise > 0)
         extra = {"estimate_pps": estimate, "buffer_detected": buffered,
+                 "edge_pps": edge if edge < math.inf else None, "noise": noise,
                  "final_trial_duration_s": self.o["final_trial_duration"],
                  "backed_by_full_trial": best is not None and self.o["prove"]}
         return best, self._limit(), extra
+
+    def buffer(self, first: TrialResult, second: TrialResult, noise: float):
+        """Is there a buffer, and the capacity without it. The two max-load trials
+        differ by noise too: a buffer counts only if it shows above it, and a long
+        trial that lost more (a stall or a spike looks like a buffer) is run again."""
+        def signature(long):
+            return first.rx_rate_pps / long.rx_rate_pps - 1 > self.width / 4 + BUFFER_Z * noise
+        if signature(second):
+            _, again = self.trial(self.max_pps, 2 * first.trial.duration_s,
+                                  "max load, double length, again")
+            second = max(second, again, key=lambda r: r.rx_rate_pps)
+        return signature(second), 2 * second.rx_rate_pps - first.rx_rate_pps
 
     def bracket(self, start: float) -> None:
         """Find a passing and a failing short trial around ``start``."""
         rate, step = start, self.width
         if self.short(rate, "bracket"):
-            while self.hi == math.inf or self.hi > self.max_pps:
-                rate = min(self.max_pps, rate * (1 + step))
-                if rate >= self.hi or not self.short(rate, "bracket up"):
-                    break
-                step *= 2
+            self.gallop_up(rate)
         else:
             while self.lo == 0.0:
                 if rate <= self.min_pps:
@@ -173,14 +192,52 @@ class _FrameSearch:
                     break
                 step *= 2
 
+    def gallop_up(self, rate: float) -> None:
+        """Steps growing from the width, never past the middle of the bracket."""
+        step = self.width
+        while self.hi / self.lo - 1 > self.width:
+            rate = min(math.sqrt(self.lo * self.hi), rate * (1 + step))
+            if not self.short(rate, "bracket up"):
+                return
+            step *= 4
+
     def bisect(self) -> None:
         while self.lo > 0 and self.hi / self.lo - 1 > self.width:
             self.short(math.sqrt(self.lo * self.hi), "bisect")
 
-    def prove(self, candidate: float) -> TrialResult | None:
+    def sample_edge(self) -> tuple[float, float]:
+        """The highest rate the edge samples support (their second lowest) and the
+        noise (their median relative to it); (inf, 0) if there is no failing edge."""
+        for _ in range(EDGE_ROUNDS):
+            if self.lo <= 0 or self.hi_verdict != FAIL or self.hi_result is None:
+                return math.inf, 0.0
+            rate, results = self.hi, [(FAIL, self.hi_result)]
+            while len(results) < EDGE_SAMPLES:
+                results.append(self.trial(rate, self.o["short_trial_duration"], "edge sample"))
+            if 2 * sum(verdict == FAIL for verdict, _ in results) > len(results):
+                # the highest rate that would pass at each forwarding rate, less a frame
+                # per trial: a forwarding rate is known to a frame, rounding can lose one
+                frame = 1 / self.o["short_trial_duration"]
+                tolerated = 1 - self.o["tolerated_loss"] / 100
+                samples = sorted(min(rate, r.rx_rate_pps / tolerated) - frame
+                                 for _, r in results)
+                return samples[1], samples[len(samples) // 2] / samples[1] - 1
+            # most passed: the failure that set the bound was a transient, search on above
+            self.lo, self.hi, self.hi_result = rate, self.max_pps, None
+            self.gallop_up(rate)
+            self.bisect()
+        return math.inf, 0.0
+
+    def prove(self, candidate: float, noisy: bool) -> TrialResult | None:
+        """Full-length trials from ``candidate`` down (short ones if ``prove: false``).
+        A failed rate is tried once more when the DUT is noisy or the loss was tiny: a
+        stall or a spike, not the rate."""
+        duration, why = self.o["final_trial_duration"], "final"
+        if not self.o["prove"]:  # CSIT-style short-trial answer: said plainly in the results
+            duration, why = self.o["short_trial_duration"], "answer (short trial only, not proven)"
         retried = False
         for _ in range(self.o["max_final_trials"]):
-            verdict, result = self.trial(candidate, self.o["final_trial_duration"], "final")
+            verdict, result = self.trial(candidate, duration, why)
             if verdict == PASS:
                 return result
             if verdict == GENERATOR_LIMITED:  # it cannot keep this rate up: go to what it sent
@@ -189,9 +246,10 @@ class _FrameSearch:
                                 result.tx_rate_pps * (1 - self.width / 2))
                 continue
             tiny = result.lost_packets <= max(1, 1e-4 * result.tx_packets)
-            if tiny and not retried:
-                retried = True  # a rare stall: the same rate once more
+            if (tiny or noisy) and not retried:
+                retried = True
                 continue
+            retried = False
             candidate = min(candidate * (1 - self.width), result.rx_rate_pps
                             * (1 - self.width / 2))
             if candidate < self.min_pps:

@@ -1,5 +1,7 @@
 """The fastndr profile: short trials find the NDR, one full-length trial proves it."""
 
+from dataclasses import replace
+
 import pytest
 
 from benchmarks.search.sim_dut import SimulatedDut
@@ -44,25 +46,156 @@ def test_buffer_is_detected_from_the_two_max_load_trials():
     assert result.extra["estimate_pps"] == pytest.approx(0.5 * LINE, rel=1e-6)
     assert [t.reason.split(":")[0] for t in trials[:2]] == ["max load",
                                                             "max load, double length"]
+    # the buffer signature is checked once more: a stall in the long trial looks the same
+    assert [t.reason.split(":")[0] for t in trials].count("max load, double length, again") == 1
+
+
+class LongTrialsTire(SimulatedDut):
+    """Forwards 2% less in full-length trials than in short ones (heat, a slow leak):
+    nothing a short trial can see."""
+
+    def run_trial(self, trial):
+        full = self.capacity_pps
+        self.capacity_pps = full * (0.98 if trial.duration_s >= 60 else 1.0)
+        try:
+            return super().run_trial(trial)
+        finally:
+            self.capacity_pps = full
 
 
 def test_failed_final_trial_steps_down_from_its_forwarding_rate():
+    capacity = 0.3 * LINE
+    trials, (result,) = run(LongTrialsTire("M0", capacity, 0), profile())
+    finals = [t for t in trials if t.reason.startswith("final")]
+    assert [t.verdict for t in finals] == ["fail", "pass"]  # noiseless: no retry at the rate
+    assert 0.98 * capacity * (1 - 0.005) <= result.throughput_pps <= 0.98 * capacity
+
+
+def test_edge_samples_catch_a_dut_that_hides_loss_in_short_trials():
     class ShortTrialsLie(SimulatedDut):
         """Short trials pass up to 2% above capacity (a deep buffer nobody detects)."""
 
         def run_trial(self, trial):
             result = super().run_trial(trial)
             if trial.duration_s < 60 and trial.rate_pps <= self.capacity_pps * 1.02:
-                from dataclasses import replace
-
                 return replace(result, rx_packets=result.tx_packets)
             return result
 
     capacity = 0.3 * LINE
     trials, (result,) = run(ShortTrialsLie("M0", capacity, 0), profile())
+    passed_short = max(t.result.trial.rate_pps for t in trials
+                       if t.verdict == "pass" and t.result.trial.duration_s < 60)
+    assert passed_short > 1.01 * capacity  # the bisection alone would prove 1-2% too high
     finals = [t for t in trials if t.reason.startswith("final")]
-    assert finals[0].verdict == "fail" and finals[-1].verdict == "pass"
-    assert capacity * (1 - 0.01) <= result.throughput_pps <= capacity
+    assert [t.verdict for t in finals] == ["pass"]  # the forwarding rate at the edge is C
+    assert capacity * (1 - 1e-6) <= result.throughput_pps <= capacity
+    assert result.extra["noise"] == 0
+
+
+class Jittery(SimulatedDut):
+    """M0 whose capacity in short trials moves by a fixed pattern, and whose first
+    full-length trial stalls (10 ms of frames lost)."""
+
+    PATTERN = [0.002, -0.001, 0.0005, -0.002, 0.001, 0.0, -0.0005, 0.0015]
+
+    def __init__(self, capacity_pps):
+        super().__init__("M0", capacity_pps, 0)
+        self.stalled = False
+
+    def run_trial(self, trial):
+        full = self.capacity_pps
+        if trial.duration_s < 60:
+            self.capacity_pps = full * (1 + self.PATTERN[self.trials % len(self.PATTERN)])
+        try:
+            result = super().run_trial(trial)
+        finally:
+            self.capacity_pps = full
+        if trial.duration_s >= 60 and not self.stalled:
+            self.stalled = True
+            return replace(result, rx_packets=result.rx_packets - round(0.010 * trial.rate_pps))
+        return result
+
+
+def test_noisy_dut_is_proven_at_the_second_lowest_edge_sample_and_a_stall_is_retried():
+    capacity = 0.4 * LINE
+    trials, (result,) = run(Jittery(capacity), profile())
+    shorts = [t for t in trials if t.result.trial.duration_s < 60]
+    edge_rate = shorts[-1].result.trial.rate_pps
+    edge = sorted(min(edge_rate, t.result.rx_rate_pps) for t in shorts
+                  if t.result.trial.rate_pps == edge_rate)
+    assert len(edge) == 12 and edge[0] < edge[-1]
+    finals = [t for t in trials if t.reason.startswith("final")]
+    assert [t.verdict for t in finals] == ["fail", "pass"]  # the stall: the same rate again
+    assert finals[0].result.trial.rate_pps == finals[1].result.trial.rate_pps
+    highest_pass = max(t.result.trial.rate_pps for t in shorts if t.verdict == "pass")
+    assert highest_pass > edge[1]  # a lucky short pass: the edge samples say lower
+    assert result.throughput_pps == pytest.approx(edge[1] - 1, abs=0.5)
+    assert result.throughput_pps <= capacity and result.extra["noise"] > 0
+    assert result.throughput_pps >= capacity * (1 - 0.005)
+
+
+class SpikeOnce(SimulatedDut):
+    """M0 that loses 1% of one short trial below capacity, in the search."""
+
+    spiked = False
+
+    def run_trial(self, trial):
+        result = super().run_trial(trial)
+        if (not self.spiked and self.trials > 2 and trial.duration_s < 60
+                and trial.rate_pps < 0.999 * self.capacity_pps):
+            self.spiked = True
+            return replace(result, rx_packets=round(0.99 * result.tx_packets))
+        return result
+
+
+def test_a_loss_spike_below_capacity_is_not_taken_for_the_bound():
+    capacity = 0.5 * LINE
+    dut = SpikeOnce("M0", capacity, 0)
+    trials, (result,) = run(dut, profile())
+    spike = next(t for t in trials if t.verdict == "fail" and t.result.trial.rate_pps < capacity)
+    again = [t for t in trials if t.result.trial.rate_pps == spike.result.trial.rate_pps
+             and t.result.trial.duration_s < 60]
+    assert len(again) == 12 and sum(t.verdict == "pass" for t in again) == 11
+    assert capacity * (1 - 0.005) <= result.throughput_pps <= capacity
+
+
+def test_a_stall_in_the_long_max_load_trial_is_not_taken_for_a_buffer():
+    class StallSecond(SimulatedDut):
+        """M0 that loses 10 ms of frames in its second trial (the long max-load one)."""
+
+        def run_trial(self, trial):
+            result = super().run_trial(trial)
+            if self.trials == 2:
+                return replace(result, rx_packets=result.rx_packets - round(0.01 * trial.rate_pps))
+            return result
+
+    capacity = 0.3 * LINE
+    trials, (result,) = run(StallSecond("M0", capacity, 0), profile())
+    again = [t for t in trials if t.reason.startswith("max load, double length, again")]
+    assert len(again) == 1 and again[0].result.rx_rate_pps > trials[1].result.rx_rate_pps
+    assert result.extra["buffer_detected"] is False
+    assert capacity * (1 - 0.005) <= result.throughput_pps <= capacity
+
+
+def test_noisy_dut_m3_is_never_over_reported_within_half_a_percent_and_always_backed():
+    """400 seeded M3 DUTs (the profile before the edge samples over-reported 13 of them)."""
+    errors = []
+    for seed in range(400):
+        capacity = (0.1 + 0.002 * seed) * LINE
+        trials, (result,) = run(SimulatedDut("M3", capacity, seed), profile())
+        last = trials[-1]
+        assert last.verdict == "pass" and last.result.trial.duration_s == 60.0
+        assert last.result.tx_rate_pps == pytest.approx(result.throughput_pps)
+        assert result.extra["backed_by_full_trial"]
+        errors.append(result.throughput_pps / capacity - 1)
+    assert max(errors) <= 0
+    assert sum(errors) / len(errors) >= -0.005
+
+
+def test_tolerated_loss_counts_in_the_edge_samples():
+    capacity = 0.4 * LINE
+    trials, (result,) = run(SimulatedDut("M0", capacity, 0), profile(tolerated_loss=2.0))
+    assert capacity / 0.98 * (1 - 0.005) <= result.throughput_pps <= capacity / 0.98
 
 
 def test_upper_bound_passing():
@@ -87,12 +220,13 @@ def test_generator_that_cannot_sustain_the_final_trial_steps_down():
     assert result.limited_by == "generator"
 
 
-def test_short_trial_mode_says_it_is_not_backed_and_does_not_over_report_on_a_buffer():
+@pytest.mark.parametrize(("model", "within"), [("M2", 0.005), ("M3", 0.01)])
+def test_short_trial_mode_says_it_is_not_backed_and_does_not_over_report(model, within):
     capacity = 0.6 * LINE
-    trials, (result,) = run(SimulatedDut("M2", capacity, 3), profile(prove=False))
+    trials, (result,) = run(SimulatedDut(model, capacity, 3), profile(prove=False))
     assert result.extra["backed_by_full_trial"] is False
     assert all(t.result.trial.duration_s < 60 for t in trials)
-    assert capacity * (1 - 0.005) <= result.throughput_pps <= capacity
+    assert capacity * (1 - within) <= result.throughput_pps <= capacity
 
 
 def test_bounds_must_be_ordered():
