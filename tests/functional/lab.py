@@ -29,5 +29,5 @@ def leftovers(task_id: str) -> list[str]:
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     found += [f"link {line}" for line in links.splitlines() if task_id[:8] in line]
     found += [f"path {p}" for p in Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
-    found += [f"path {p}" for p in Path("/tmp").glob(f"nsb-{task_id}")]
+    found += [f"path {p}" for p in Path("/tmp").glob(f"nsb-{task_id}*")]
     return found
