@@ -1,0 +1,133 @@
+"""The embedded-lab sample through the baremetal context: real sshd nodes, pod file, SSH.
+
+Two sshd nodes (each a namespace reached over a management veth) are cabled
+together with two more veth pairs; a pod file describes them as a lab would.
+The same testpmd/trafgen scenario then runs with every command over SSH.
+"""
+
+import contextlib
+import json
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import NSB, SAMPLE, requires_root
+from tests.functional.lab import leftovers, results_of
+from tests.functional.sshd_node import sshd_node
+
+MACS = {("tg", "xe0"): "02:aa:00:00:00:01", ("tg", "xe1"): "02:aa:00:00:00:02",
+        ("sut", "xe0"): "02:bb:00:00:00:01", ("sut", "xe1"): "02:bb:00:00:00:02"}
+IPS = {("tg", "xe0"): "10.77.1.1", ("sut", "xe0"): "10.77.1.2",
+       ("tg", "xe1"): "10.77.2.1", ("sut", "xe1"): "10.77.2.2"}
+
+
+@pytest.fixture(autouse=True)
+def _root():
+    requires_root()
+
+
+@contextlib.contextmanager
+def lab_pod(tmp_path):
+    """Two sshd nodes, xe0<->xe0 and xe1<->xe1 between them, and the pod describing them."""
+    with sshd_node() as tg, sshd_node() as sut:
+        nodes = {"tg": tg, "sut": sut}
+        for index, port in enumerate(("xe0", "xe1")):
+            a, b = f"nsbbm{tg.netns[-8:-4]}{index}a", f"nsbbm{tg.netns[-8:-4]}{index}b"
+            subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                           check=True)
+            for name, node in (("tg", tg), ("sut", sut)):
+                veth = a if name == "tg" else b
+                subprocess.run(["ip", "link", "set", veth, "netns", node.netns], check=True)
+                for argv in (["link", "set", veth, "name", port],
+                             ["link", "set", port, "address", MACS[name, port]],
+                             ["addr", "add", f"{IPS[name, port]}/24", "dev", port],
+                             ["link", "set", port, "up"]):
+                    subprocess.run(["ip", "-n", node.netns, *argv], check=True)
+        pod = {"nodes": [{
+            "name": name, "role": "TrafficGen" if name == "tg" else "VNF", "ip": node.host,
+            "user": "root", "ssh_port": 22, "key_filename": node.key_filename,
+            "interfaces": {port: {"local_mac": MACS[name, port], "local_ip": IPS[name, port],
+                                  "netmask": "255.255.255.0", "driver": "veth"}
+                           for port in ("xe0", "xe1")},
+        } for name, node in nodes.items()]}
+        path = tmp_path / "pod.yaml"
+        path.write_text(yaml.safe_dump(pod))
+        yield path, nodes
+
+
+def baremetal_task(tmp_path, pod) -> str:
+    """The sample with its netns context replaced by the pod over SSH."""
+    text = SAMPLE.read_text()
+    start, end = text.index("context:\n"), text.index("scenarios:\n")
+    context = (f"context:\n  type: baremetal\n  file: {pod}\n  links:\n"
+               "    - [tg:xe0, sut:xe0]\n    - [sut:xe1, tg:xe1]\n\n")
+    path = tmp_path / "tc_testpmd_baremetal.yaml"
+    path.write_text(text[:start] + context + text[end:])
+    return str(path)
+
+
+def run(results_conf, task, args: dict):
+    argv = NSB + ["--config-file", str(results_conf), "task", "start", task,
+                  "--task-args", json.dumps(args)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=900)
+
+
+def test_sample_over_ssh_gives_the_same_results_shape(results_conf, tmp_path):
+    results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0.5\n")
+    with lab_pod(tmp_path) as (pod, nodes):
+        task = baremetal_task(tmp_path, pod)
+        done = run(results_conf, task, {"duration_s": 1, "packet_sizes": [64]})
+        assert done.returncode == 0, done.stderr
+        task_id, doc = results_of(tmp_path / "results")
+        # nothing nsb started is left on the nodes
+        for node in nodes.values():
+            procs = node.ns("sh", "-c", "ps -eo args | grep -E 'testpmd|trafgen|latency_probe' "
+                                        "| grep -v grep").stdout
+            assert procs == ""
+            assert node.ns("sh", "-c", f"ls -d /tmp/nsb-{task_id}* 2>/dev/null").stdout == ""
+    assert doc["task"]["status"] == "ok"
+    assert doc["plan"]["context"]["type"] == "baremetal"
+    assert doc["plan"]["context"]["nodes"]["sut"]["ssh"]["auth"].startswith("key ")
+    (result,) = doc["results"]
+    assert result["frame_size"] == 64 and result["throughput_pps"] > 0
+    assert result["latency"]["samples"] > 0
+    assert set(doc["platform"]) == {"tg", "sut"}
+    assert doc["platform"]["sut"]["nics"]["xe0"]["mac"] == MACS["sut", "xe0"]
+    assert doc["platform"]["sut"]["nics"]["xe0"]["driver"] == "veth"
+    sources = {k["source"] for k in doc["kpis"]}
+    assert {"testpmd0", "nfvi:testpmd0", "node:sut"} <= sources
+    log = tmp_path / "results" / task_id / "logs" / "testpmd0-testpmd.log"
+    assert "io packet forwarding" in log.read_text()
+    assert leftovers(task_id) == []
+
+
+def test_wrong_key_names_the_node(results_conf, tmp_path):
+    with lab_pod(tmp_path) as (pod, nodes):
+        other = tmp_path / "other_key"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)],
+                       check=True)
+        text = pod.read_text().replace(nodes["sut"].key_filename, str(other))
+        pod.write_text(text)
+        done = run(results_conf, baremetal_task(tmp_path, pod), {"packet_sizes": [64]})
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("nsb: error")]
+    assert len(errors) == 1 and "Traceback" not in done.stderr
+    assert "node sut (root@" in errors[0] and "authentication failed" in errors[0]
+    assert "PRIVATE KEY" not in done.stderr
+
+
+def test_node_check_reports_every_node_over_ssh(tmp_path):
+    with lab_pod(tmp_path) as (pod, _):
+        done = subprocess.run(NSB + ["node", "check", str(pod), "--binary", "dpdk-testpmd",
+                                     "--binary", "no-such-binary"],
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    for node in ("tg", "sut"):
+        assert f"{node}: reachable: ok: {node}" in lines
+        assert any(line.startswith(f"{node}: binary dpdk-testpmd: ok: /") for line in lines)
+        assert (f"{node}: binary no-such-binary: FAILED: not found (install it or set the "
+                "VNF's path option)") in lines
+        assert any(line.startswith(f"{node}: hugepages: ok:") for line in lines)
+    assert sum("FAILED" in line for line in lines) == 2
