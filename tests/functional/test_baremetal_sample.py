@@ -131,3 +131,37 @@ def test_node_check_reports_every_node_over_ssh(tmp_path):
                 "VNF's path option)") in lines
         assert any(line.startswith(f"{node}: hugepages: ok:") for line in lines)
     assert sum("FAILED" in line for line in lines) == 2
+
+
+def test_dropped_connection_mid_run_reconnects_and_the_run_completes(results_conf, tmp_path):
+    """Kill every node's SSH session while a trial runs: nsb reconnects once and says so."""
+    import os
+    import signal
+    import time
+
+    with lab_pod(tmp_path) as (pod, nodes):
+        argv = NSB + ["--config-file", str(results_conf), "task", "start",
+                      baremetal_task(tmp_path, pod), "--task-args",
+                      json.dumps({"duration_s": 2, "packet_sizes": [64]})]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            events = list((tmp_path / "results").glob("*/events.jsonl"))
+            if events and "TrialStarted" in events[0].read_text():
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)  # inside the first trial
+        killed = [pid for node in nodes.values() for pid in node.session_pids()]
+        for pid in killed:
+            os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=600)
+        task_id, doc = results_of(tmp_path / "results")
+        for node in nodes.values():
+            assert node.ns("sh", "-c", "pgrep -a 'testpmd|trafgen' || true").stdout == ""
+    assert killed
+    assert proc.returncode == 0, err
+    assert doc["task"]["status"] == "ok" and doc["results"][0]["throughput_pps"] > 0
+    dropped = [line for line in err.splitlines() if "dropped while" in line]
+    assert dropped and all("reconnected" in line for line in dropped)
+    assert any("node tg (root@" in line or "node sut (root@" in line for line in dropped)
+    assert leftovers(task_id) == []
