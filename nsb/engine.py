@@ -240,11 +240,18 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
                     bus.emit(KpiSample(run.task_id, name, source=vnf.name, node=vnf.node.name,
                                        kpis=kpis, trial_index=trial_index))
 
+        def result_kpis(frame_size: int, throughput_pps: float) -> dict:
+            merged: dict = {}
+            for vnf in scenario.vnfs:
+                merged.update(vnf.result_kpis(frame_size, throughput_pps))
+            return merged
+
         trials_so_far = [0]  # trial indices run on across iterations
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:
             session = Session(run.task_id, name, iteration, bus.emit, should_stop, sample_kpis,
-                              before_trial=sampler.start, trial_count=trials_so_far[0])
+                              before_trial=sampler.start, result_kpis=result_kpis,
+                              trial_count=trials_so_far[0])
             try:
                 scenario.profile.execute(scenario.generator, session)
             finally:

@@ -21,11 +21,29 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Link:
+    """Two interfaces joined directly, or through a switch's bridge (``via``).
+
+    A link through a bridge is cabled as two wires, a to the switch's port
+    ``switch_a`` and ``switch_b`` to b; a and b are still each other's peers.
+    """
+
     a: Endpoint
     b: Endpoint
+    via: str = ""  # bridge name
+    switch_a: Endpoint | None = None
+    switch_b: Endpoint | None = None
 
     def other(self, end: Endpoint) -> Endpoint:
         return self.b if end == self.a else self.a
+
+    def wires(self) -> list[tuple[Endpoint, Endpoint]]:
+        if self.via:
+            return [(self.a, self.switch_a), (self.switch_b, self.b)]
+        return [(self.a, self.b)]
+
+    def __str__(self) -> str:
+        return f"{self.a} <-> {self.b}" + (f" via {self.switch_a.node}:{self.via}"
+                                            if self.via else "")
 
 
 @dataclass
@@ -70,6 +88,7 @@ class Node:
     interfaces: dict[str, Interface]
     executor: Executor | None = None
     ssh: SshAccess | None = None
+    bridges: tuple[str, ...] = ()  # bridges a vSwitch on this node provides for links
     pod: dict = field(default_factory=dict, repr=False)  # the pod entry, for VNF descriptors
 
     def dpdk_ports(self) -> dict[int, Interface]:
@@ -104,7 +123,7 @@ class Context(abc.ABC):
         return {
             "type": self.spec.type,
             "nodes": {n.name: self._describe_node(n) for n in self.nodes.values()},
-            "links": [f"{link.a} <-> {link.b}" for link in self.links],
+            "links": [str(link) for link in self.links],
         }
 
     @staticmethod
@@ -126,9 +145,11 @@ class Context(abc.ABC):
 
     def connect_peers(self) -> None:
         """Fill each interface's peer, peer MAC and peer IP from the links."""
-        for link in self.links:
-            for end in (link.a, link.b):
-                other = link.other(end)
+        # wires first: a link's two ends are each other's peers even through a switch
+        pairs = [wire for link in self.links if link.via for wire in link.wires()]
+        pairs += [(link.a, link.b) for link in self.links]
+        for left, right in pairs:
+            for end, other in ((left, right), (right, left)):
                 iface = self.nodes[end.node].interfaces[end.interface]
                 peer = self.nodes[other.node].interfaces[other.interface]
                 iface.peer = other

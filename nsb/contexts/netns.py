@@ -50,6 +50,9 @@ class NetnsContext(Context):
         self.connect_peers()
         self._created_netns: list[str] = []
 
+    def _wires(self):
+        return [wire for link in self.links for wire in link.wires()]
+
     def netns_name(self, node: str) -> str:
         return f"{PREFIX}{self.run.task_id}-{node}"
 
@@ -71,10 +74,10 @@ class NetnsContext(Context):
             node.executor.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                                "net.ipv6.conf.default.disable_ipv6=1"])
             _ip("-n", ns, "link", "set", "lo", "up")
-        for index, link in enumerate(self.links):
+        for index, (left_end, right_end) in enumerate(self._wires()):
             left, right = self._veth_name(index, "a"), self._veth_name(index, "b")
             _ip("link", "add", left, "type", "veth", "peer", "name", right)
-            for temp, end in ((left, link.a), (right, link.b)):
+            for temp, end in ((left, left_end), (right, right_end)):
                 self._move(temp, end.node, self.nodes[end.node].interfaces[end.interface])
         for node in self.nodes.values():  # interfaces without a link are dummies
             for iface in node.interfaces.values():
@@ -106,7 +109,7 @@ class NetnsContext(Context):
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
         self._created_netns.clear()
         # veth pairs still in the root namespace after a failed deploy
-        for index in range(len(self.links)):
+        for index in range(len(self._wires())):
             subprocess.run(["ip", "link", "delete", self._veth_name(index, "a")],
                            capture_output=True)
 

@@ -25,9 +25,11 @@ NODES_SCHEMA = {
     "additionalProperties": {
         "type": "object",
         "additionalProperties": False,
-        "required": ["interfaces"],
+        "anyOf": [{"required": ["interfaces"]}, {"required": ["bridges"]}],
         "properties": {
             "role": {"type": "string"},
+            "bridges": {"type": "array", "minItems": 1, "uniqueItems": True,
+                        "items": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]{0,9}$"}},
             "interfaces": {
                 "type": "object",
                 "minProperties": 1,
@@ -38,12 +40,16 @@ NODES_SCHEMA = {
     },
 }
 
+_ENDS = {
+    "type": "array", "minItems": 2, "maxItems": 2,
+    "items": {"type": "string", "pattern": "^[^:]+:[^:]+$"},
+}
 LINKS_SCHEMA = {
     "type": "array",
-    "items": {
-        "type": "array", "minItems": 2, "maxItems": 2,
-        "items": {"type": "string", "pattern": "^[^:]+:[^:]+$"},
-    },
+    "items": {"anyOf": [_ENDS, {
+        "type": "object", "required": ["ends", "via"], "additionalProperties": False,
+        "properties": {"ends": _ENDS, "via": {"type": "string", "minLength": 1}},
+    }]},
 }
 
 
@@ -67,35 +73,67 @@ def build_nodes(raw_nodes: dict) -> dict[str, Node]:
             interfaces[if_name] = Interface(
                 name=if_name, mac=(if_raw.get("mac") or stable_mac(name, if_name)).lower(),
                 ip=if_raw.get("ip", ""), mtu=if_raw.get("mtu", 1500))
-        nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces)
+        nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
+                           bridges=tuple(raw.get("bridges", ())))
     return nodes
 
 
 def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[Link]:
-    """Parse ``[node:if, node:if]`` pairs; each interface joins at most one link."""
+    """Parse ``[node:if, node:if]`` pairs and ``{ends: [...], via: bridge}`` links.
+
+    Each interface joins at most one link; a link through a bridge gets two
+    ports on the bridge's node, named ``<bridge>-<k>a`` / ``<bridge>-<k>b``.
+    """
     links = []
     used: dict[Endpoint, int] = {}
-    for index, pair in enumerate(raw_links):
+    for index, entry in enumerate(raw_links):
+        pair, via = (entry["ends"], entry["via"]) if isinstance(entry, dict) else (entry, "")
+        at = ("links", index, "ends") if via else ("links", index)
         ends = []
         for side, text in enumerate(pair):
             node_name, if_name = text.split(":", 1)
             if node_name not in nodes:
                 raise where.error(f"link to undefined node '{node_name}'; nodes: "
-                                  f"{', '.join(nodes)}", "links", index, side)
+                                  f"{', '.join(nodes)}", *at, side)
             if if_name not in nodes[node_name].interfaces:
                 raise where.error(
                     f"link to undefined interface '{text}'; {node_name} has: "
-                    f"{', '.join(nodes[node_name].interfaces)}", "links", index, side)
+                    f"{', '.join(nodes[node_name].interfaces)}", *at, side)
             end = Endpoint(node_name, if_name)
             if end in used:
                 raise where.error(f"interface '{text}' is already in link {used[end]}",
-                                  "links", index, side)
+                                  *at, side)
             used[end] = index
             ends.append(end)
         if ends[0] == ends[1]:
-            raise where.error("a link needs two different interfaces", "links", index)
-        links.append(Link(ends[0], ends[1]))
+            raise where.error("a link needs two different interfaces", *at[:2])
+        if not via:
+            links.append(Link(ends[0], ends[1]))
+            continue
+        host, bridge = _bridge_node(via, nodes, where, ("links", index, "via"))
+        ports = []
+        for side in "ab":
+            port = f"{bridge}-{index}{side}"
+            nodes[host].interfaces[port] = Interface(name=port, mac=stable_mac(host, port))
+            ports.append(Endpoint(host, port))
+        links.append(Link(ends[0], ends[1], via=bridge, switch_a=ports[0], switch_b=ports[1]))
     return links
+
+
+def _bridge_node(via: str, nodes: dict[str, Node], where: Where,
+                 at: tuple) -> tuple[str, str]:
+    """(node, bridge) for ``via``: a bridge name, or ``node:bridge`` to be explicit."""
+    if ":" in via:
+        node, bridge = via.split(":", 1)
+        if node in nodes and bridge in nodes[node].bridges:
+            return node, bridge
+        raise where.error(f"no node '{node}' with bridge '{bridge}'", *at)
+    hosts = [n.name for n in nodes.values() if via in n.bridges]
+    if len(hosts) != 1:
+        known = [f"{n.name}:{b}" for n in nodes.values() for b in n.bridges]
+        raise where.error(f"bridge '{via}' is provided by {len(hosts)} nodes (declare it in "
+                          f"one node's 'bridges'); known: {', '.join(known) or 'none'}", *at)
+    return hosts[0], via
 
 
 def assign_addresses(nodes: dict[str, Node], links: list[Link]) -> None:

@@ -31,6 +31,7 @@ class Session:
     should_stop: Callable[[], bool] = lambda: False
     after_trial: Callable[[int], None] = lambda trial_index: None
     before_trial: Callable[[int], None] = lambda trial_index: None
+    result_kpis: Callable[[int, float], dict] = lambda frame_size, throughput_pps: {}
     trial_count: int = field(default=0)
 
     def run_trial(self, tg: TrafficGen, trial: Trial, rate_pct: float, lower_pct: float,
@@ -67,7 +68,7 @@ class Session:
             loss_pct=best.loss_pct if best else 0.0, latency=best.latency if best else None,
             limited_by=limited_by, trials=trials, profile=profile,
             tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
-            extra=extra or {}))
+            extra={**(extra or {}), **self.result_kpis(frame_size, pps)}))
 
 
 def latency_sweep(tg: TrafficGen, session: Session, frame: int, ndr_pps: float,

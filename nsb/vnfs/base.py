@@ -63,6 +63,10 @@ class Vnf(abc.ABC):
     def collect_kpi(self) -> dict[str, float]:
         return {}
 
+    def result_kpis(self, frame_size: int, throughput_pps: float) -> dict:
+        """Figures this VNF adds to each frame size's result (e.g. switching operations)."""
+        return {}
+
     @abc.abstractmethod
     def terminate(self) -> None:
         """Stop everything instantiate started; safe to call more than once."""

@@ -104,10 +104,27 @@ class TrafgenGenerator(TrafficGen):
                 hint = (" (apt-get install netsniff-ng, or set options.trafgen_path)"
                         if binary.endswith("trafgen") else "")
                 raise PrerequisiteError(f"{self.node.name}: {binary} not found{hint}")
+        self._silence_receivers()
         self.executor.run(["mkdir", "-p", self.workdir])
         self.probe_path = f"{self.workdir}/latency_probe.py"
         self.executor.write_file(self.probe_path, Path(latency_probe.__file__).read_text())
         self.log = self.log_path("trafgen")
+
+    def _silence_receivers(self) -> None:
+        """Receiving ports are sinks: without an IPv4 address the kernel drops test frames.
+
+        Frames addressed to this node itself (a switch loops them back, as in
+        Phy2Phy) would otherwise reach its IP stack and be answered with ICMP,
+        which then counts as received. The addresses come back at teardown.
+        """
+        self._removed_addresses = []
+        for name in sorted({s.rx for s in self.streams}):
+            shown = self.executor.run(["ip", "-j", "-4", "addr", "show", "dev", name],
+                                      check=False).stdout
+            for entry in json.loads(shown or "[]"):
+                for info in entry.get("addr_info", []):
+                    self._removed_addresses.append((name, f"{info['local']}/{info['prefixlen']}"))
+            self.executor.run(["ip", "-4", "addr", "flush", "dev", name], check=False)
 
     def wait_until_ready(self, timeout: float) -> None:
         return None
@@ -120,8 +137,13 @@ class TrafgenGenerator(TrafficGen):
         for ifname in sorted(self._shaped):
             self.executor.run(["tc", "qdisc", "del", "dev", ifname, "root"], check=False)
         self._shaped.clear()
+        for name, address in getattr(self, "_removed_addresses", []):
+            self.executor.run(["ip", "addr", "add", address, "dev", name], check=False)
+        self._removed_addresses = []
         if self.executor is not None:
-            self.executor.run(["rm", "-rf", f"/tmp/nsb-{self.run.task_id}"], check=False)
+            self.executor.run(["rm", "-rf", self.workdir], check=False)
+            self.executor.run(["rmdir", "--ignore-fail-on-non-empty",
+                               f"/tmp/nsb-{self.run.task_id}"], check=False)
 
     # trials
 

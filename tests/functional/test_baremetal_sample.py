@@ -56,6 +56,22 @@ def lab_pod(tmp_path):
         yield path, nodes
 
 
+def started_by_nsb(node) -> list[str]:
+    """Command lines of testpmd/trafgen/probe processes still in the node's namespace."""
+    pids = subprocess.run(["ip", "netns", "pids", node.netns], capture_output=True,
+                          text=True).stdout.split()
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(name in cmdline for name in ("testpmd", "trafgen", "latency_probe")):
+            found.append(cmdline)
+    return found
+
+
 def baremetal_task(tmp_path, pod) -> str:
     """The sample with its netns context replaced by the pod over SSH."""
     text = SAMPLE.read_text()
@@ -82,9 +98,7 @@ def test_sample_over_ssh_gives_the_same_results_shape(results_conf, tmp_path):
         task_id, doc = results_of(tmp_path / "results")
         # nothing nsb started is left on the nodes
         for node in nodes.values():
-            procs = node.ns("sh", "-c", "ps -eo args | grep -E 'testpmd|trafgen|latency_probe' "
-                                        "| grep -v grep").stdout
-            assert procs == ""
+            assert started_by_nsb(node) == []
             assert node.ns("sh", "-c", f"ls -d /tmp/nsb-{task_id}* 2>/dev/null").stdout == ""
     assert doc["task"]["status"] == "ok"
     assert doc["plan"]["context"]["type"] == "baremetal"
@@ -157,7 +171,7 @@ def test_dropped_connection_mid_run_reconnects_and_the_run_completes(results_con
         out, err = proc.communicate(timeout=600)
         task_id, doc = results_of(tmp_path / "results")
         for node in nodes.values():
-            assert node.ns("sh", "-c", "pgrep -a 'testpmd|trafgen' || true").stdout == ""
+            assert started_by_nsb(node) == []
     assert killed
     assert proc.returncode == 0, err
     assert doc["task"]["status"] == "ok" and doc["results"][0]["throughput_pps"] > 0

@@ -16,7 +16,7 @@ def _root():
     requires_root()
 
 
-def check_consistent(doc):
+def check_consistent(doc, speed_gbps=1.0):
     assert doc["task"]["status"] == "ok", doc["task"]["error"]
     assert doc["results"], "no results"
     for trial in doc["trials"]:
@@ -43,7 +43,7 @@ def check_consistent(doc):
         assert lat and lat["samples"] > 0
         assert lat["min_us"] <= lat["p50_us"] <= lat["p99_us"] <= lat["max_us"]
         tx_ports = len(best[0]["ports"])  # 2 when bidirectional
-        line_pps = tx_ports * 1e9 / 8 / (frame + 20)  # 1 Gbit/s ports in the sample
+        line_pps = tx_ports * speed_gbps * 1e9 / 8 / (frame + 20)
         assert result["line_rate_pct"] == pytest.approx(100 * result["throughput_pps"] / line_pps)
         assert result["throughput_mbps"] == pytest.approx(
             (frame + 20) * 8 * result["throughput_pps"] / 1e6)

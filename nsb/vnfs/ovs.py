@@ -1,0 +1,216 @@
+"""Open vSwitch as the system under test: its own ovsdb and vswitchd per task.
+
+Each links ``via`` this switch's bridge became two ports on its node; the
+bridge gets those ports and, per link, port-to-port flows both ways (match
+on in_port only, or also on the destination MAC or IP), or one NORMAL flow.
+Nothing is shared with a system OVS: the database, sockets, pid files and
+logs live in a run directory of the task, removed at teardown.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from nsb.errors import RunError
+from nsb.executors.base import tail
+from nsb.vnfs import ovs_stats
+from nsb.vnfs.base import Vnf
+
+LOG = logging.getLogger(__name__)
+
+SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+
+
+class OvsVnf(Vnf):
+    """Open vSwitch bridge (userspace datapath by default) switching the links via it."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "bridge": {"type": "string", "default": "br0"},
+            "datapath": {"enum": ["netdev", "system"], "default": "netdev"},
+            "flows": {"enum": ["port", "l2", "l3", "normal"], "default": "port"},
+            "dpdk_init": {"type": "boolean", "default": False},
+            "dpdk_socket_mem": {"type": "string"},
+            "dpdk_lcore_mask": {"type": "string", "pattern": "^(0x)?[0-9a-fA-F]+$"},
+            "pmd_cpu_mask": {"type": "string", "pattern": "^(0x)?[0-9a-fA-F]+$"},
+            "max_idle": {"type": "integer", "minimum": 0},
+            "n_rxq": {"type": "integer", "minimum": 1},
+            "pmd_rxq_affinity": {"type": "object",
+                                 "additionalProperties": {"type": "string",
+                                                          "pattern": r"^\d+:\d+(,\d+:\d+)*$"}},
+        },
+    }
+
+    def __init__(self, spec, options, node, context, run):
+        super().__init__(spec, options, node, context, run)
+        self.bridge = options["bridge"]
+        self.links = [link for link in context.links
+                      if link.via == self.bridge and link.switch_a.node == node.name]
+        if not self.links:
+            raise spec.options_where.error(
+                f"no link goes via bridge '{self.bridge}' of node {node.name}; write links as "
+                f"{{ends: [a:if, b:if], via: {self.bridge}}} and list the bridge in the node's "
+                "'bridges'", "bridge")
+        self.rundir = f"/tmp/nsb-{run.task_id}/ovs-{spec.name}"
+        self.processes_started: list = []
+        self.log = ""
+
+    # --- commands --------------------------------------------------------
+
+    def _env(self) -> list[str]:
+        return ["env", f"OVS_RUNDIR={self.rundir}", f"OVS_LOGDIR={self.rundir}",
+                f"OVS_DBDIR={self.rundir}"]
+
+    def vsctl(self, *args: str) -> str:
+        return self.executor.run([*self._env(), "ovs-vsctl", f"--db=unix:{self.rundir}/db.sock",
+                                  "--timeout=10", *args], timeout=20).stdout
+
+    def ofctl(self, *args: str) -> str:
+        return self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", *args[:1],
+                                  f"unix:{self.rundir}/{self.bridge}.mgmt", *args[1:]],
+                                 timeout=20).stdout
+
+    def appctl(self, *args: str) -> str:
+        return self.executor.run(["ovs-appctl", "-t", f"{self.rundir}/ovs-vswitchd.ctl", *args],
+                                 timeout=20).stdout
+
+    def required_binaries(self) -> list[str]:
+        return ["ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl",
+                "ovsdb-tool"]
+
+    def processes(self) -> list:
+        return list(self.processes_started)
+
+    def describe(self) -> dict:
+        described = super().describe()
+        described["ports"] = {f"{link.a} -> {link.b}": [link.switch_a.interface,
+                                                          link.switch_b.interface]
+                              for link in self.links}
+        described["flows"] = self.flow_rules()
+        described["switching_operations"] = len(self.links)
+        return described
+
+    # --- flows -----------------------------------------------------------
+
+    def flow_rules(self) -> list[str]:
+        """The OpenFlow rules: per link both directions, or NORMAL."""
+        if self.options["flows"] == "normal":
+            return ["priority=0,actions=NORMAL"]
+        rules = []
+        for link in self.links:
+            a_end = self.node.interfaces[link.switch_a.interface]
+            b_end = self.node.interfaces[link.switch_b.interface]
+            a = self.context.nodes[link.a.node].interfaces[link.a.interface]
+            b = self.context.nodes[link.b.node].interfaces[link.b.interface]
+            for into, out, towards in ((a_end, b_end, b), (b_end, a_end, a)):
+                match = f"in_port={into.name}"
+                if self.options["flows"] == "l2":
+                    match += f",dl_dst={towards.mac}"
+                elif self.options["flows"] == "l3" and towards.ip:
+                    match += f",ip,nw_dst={towards.address}"
+                rules.append(f"priority=100,{match},actions=output:{out.name}")
+        return rules
+
+    # --- lifecycle -------------------------------------------------------
+
+    def instantiate(self) -> None:
+        run = self.executor.run
+        run(["mkdir", "-p", self.rundir])
+        run(["ovsdb-tool", "create", f"{self.rundir}/conf.db", SCHEMA])
+        self.log = self.log_path("ovs")
+        self.processes_started.append(self.executor.start(
+            [*self._env(), "ovsdb-server", f"{self.rundir}/conf.db",
+             f"--remote=punix:{self.rundir}/db.sock", f"--pidfile={self.rundir}/ovsdb-server.pid",
+             f"--unixctl={self.rundir}/ovsdb-server.ctl", "-vconsole:info"],
+            log_path=self.log))
+        self._wait_for(f"{self.rundir}/db.sock", "ovsdb-server")
+        self.vsctl("--no-wait", "init")
+        self._set_other_config()
+        self.processes_started.append(self.executor.start(
+            [*self._env(), "ovs-vswitchd", f"unix:{self.rundir}/db.sock",
+             f"--pidfile={self.rundir}/ovs-vswitchd.pid",
+             f"--unixctl={self.rundir}/ovs-vswitchd.ctl", "-vconsole:info"], log_path=self.log))
+        self._wait_for(f"{self.rundir}/ovs-vswitchd.ctl", "ovs-vswitchd")
+        ports = [p for link in self.links for p in (link.switch_a.interface,
+                                                      link.switch_b.interface)]
+        args = ["add-br", self.bridge, "--", "set", "bridge", self.bridge,
+                f"datapath_type={self.options['datapath']}", "fail_mode=secure"]
+        for port in ports:
+            args += ["--", "add-port", self.bridge, port]
+            if self.options.get("n_rxq"):
+                args += ["--", "set", "Interface", port, f"options:n_rxq={self.options['n_rxq']}"]
+            affinity = self.options.get("pmd_rxq_affinity", {}).get(port)
+            if affinity:
+                args += ["--", "set", "Interface", port,
+                         f"other_config:pmd-rxq-affinity={affinity}"]
+        self.vsctl(*args)
+
+    def _set_other_config(self) -> None:
+        pairs = {"dpdk-init": "true" if self.options["dpdk_init"] else None,
+                 "dpdk-socket-mem": self.options.get("dpdk_socket_mem"),
+                 "dpdk-lcore-mask": self.options.get("dpdk_lcore_mask"),
+                 "pmd-cpu-mask": self.options.get("pmd_cpu_mask"),
+                 "max-idle": self.options.get("max_idle")}
+        settings = [f"other_config:{k}={v}" for k, v in pairs.items() if v is not None]
+        if settings:
+            self.vsctl("--no-wait", "set", "Open_vSwitch", ".", *settings)
+
+    def _wait_for(self, path: str, what: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.executor.run(["test", "-S", path], check=False).returncode != 0:
+            dead = [p for p in self.processes_started if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                raise RunError(f"{self.name}: {what} did not start ({path} missing); last lines "
+                               f"of its log:\n{tail(self.log_text())}")
+            time.sleep(0.05)
+
+    def wait_until_ready(self, timeout: float) -> None:
+        """Ready when every port has an OpenFlow number and the flows are installed."""
+        self.ofctl("del-flows")
+        for rule in self.flow_rules():
+            self.ofctl("add-flow", rule)
+        deadline = time.monotonic() + timeout
+        ports = [p for link in self.links for p in (link.switch_a.interface,
+                                                      link.switch_b.interface)]
+        while True:
+            numbers = [self.vsctl("get", "Interface", port, "ofport").strip() for port in ports]
+            if all(n.isdigit() and int(n) > 0 for n in numbers):
+                break
+            if time.monotonic() > deadline:
+                raise RunError(f"{self.name}: ports {ports} not up in bridge {self.bridge} after "
+                               f"{timeout:g} s (ofport {numbers}):\n{tail(self.log_text())}")
+            time.sleep(0.1)
+        LOG.info("%s: bridge %s (%s) with %d ports, %d flows; Open_vSwitch other_config %s",
+                 self.name, self.bridge, self.options["datapath"], len(ports),
+                 len(self.flow_rules()), self.vsctl("get", "Open_vSwitch", ".",
+                                                    "other_config").strip())
+
+    def collect_kpi(self) -> dict[str, float]:
+        """PMD statistics (summed over threads) and the datapath flow count."""
+        if not self.processes_started:
+            return {}
+        kpis = ovs_stats.pmd_stats(self.appctl("dpif-netdev/pmd-stats-show"))
+        kpis["datapath_flows"] = float(ovs_stats.flow_count(self.appctl("dpctl/dump-flows")))
+        return kpis
+
+    def result_kpis(self, frame_size: int, throughput_pps: float) -> dict:
+        """Intel's switching performance: throughput x switching operations in the path."""
+        ops = len(self.links)
+        return {"switching_operations": ops, "switched_throughput_pps": throughput_pps * ops}
+
+    def terminate(self) -> None:
+        if not self.processes_started:
+            return
+        try:
+            self.vsctl("--if-exists", "del-br", self.bridge)
+        except Exception as exc:  # the bridge goes with the database anyway
+            LOG.warning("%s: removing bridge %s failed: %s", self.name, self.bridge, exc)
+        for process in reversed(self.processes_started):
+            process.stop(grace_s=5.0)
+        self.processes_started.clear()
+        self.executor.run(["rm", "-rf", self.rundir], check=False)
+        self.executor.run(["rmdir", "--ignore-fail-on-non-empty", f"/tmp/nsb-{self.run.task_id}"],
+                          check=False)
