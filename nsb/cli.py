@@ -64,6 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "dpdk-testpmd, trafgen)")
     check.set_defaults(handler=cmd_node_check)
 
+    ansible = sub.add_parser("ansible", help="prepare lab nodes with ansible/")
+    ansible_sub = ansible.add_subparsers(dest="ansible_command", metavar="ACTION")
+    ansible_sub.required = True
+    inventory = ansible_sub.add_parser("inventory", help="an Ansible inventory from a pod file")
+    inventory.add_argument("pod", help="NSB pod file")
+    inventory.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    inventory.set_defaults(handler=cmd_ansible_inventory)
+
     plugin = sub.add_parser("plugin", help="installed plugins")
     plugin_sub = plugin.add_subparsers(dest="plugin_command", metavar="ACTION")
     plugin_sub.required = True
@@ -234,6 +242,21 @@ def cmd_node_check(args) -> int:
     finally:
         baremetal.disconnect(nodes.values())
     return 1 if failed else 0
+
+
+def cmd_ansible_inventory(args) -> int:
+    """Rendered in memory first, so a bad pod never truncates an existing file."""
+    import io
+
+    from nsb.ansible_inventory import write_inventory
+
+    text = io.StringIO()
+    write_inventory(Path(args.pod), text)
+    if args.output:
+        Path(args.output).write_text(text.getvalue())
+    else:
+        print(text.getvalue(), end="")
+    return 0
 
 
 def cmd_plugin_list(args) -> int:
