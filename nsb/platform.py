@@ -36,9 +36,13 @@ def collect(executor: Executor, node=None) -> dict:
     if lscpu:
         try:
             for entry in json.loads(lscpu).get("lscpu", []):
-                key = _LSCPU_FIELDS.get(entry.get("field"))
+                field = entry.get("field") or ""
+                key = _LSCPU_FIELDS.get(field)
                 if key and key not in facts:
                     facts[key] = _number(entry.get("data"))
+                numa = re.match(r"NUMA (node\d+) CPU\(s\):", field)
+                if numa:  # which CPUs each NUMA node has, e.g. {"node0": "0-17,36-53"}
+                    facts.setdefault("numa_layout", {})[numa.group(1)] = entry.get("data")
         except json.JSONDecodeError:
             LOG.debug("lscpu -J gave no JSON")
     meminfo = command_output(executor, ["cat", "/proc/meminfo"])

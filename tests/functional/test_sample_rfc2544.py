@@ -74,6 +74,7 @@ def test_sample_runs_and_reports_consistent_results(results_conf, tmp_path):
     assert "1518" in out
     # platform facts and testpmd's port counters as KPIs
     assert doc["platform"]["sut"]["cpus"] >= 1 and doc["platform"]["sut"]["kernel"]
+    assert doc["platform"]["sut"]["numa_layout"]  # CPUs per NUMA node, as lscpu reports
     nic = doc["platform"]["sut"]["nics"]["xe0"]
     assert nic["driver"] == "veth"
     assert nic["mac"] == doc["plan"]["context"]["nodes"]["sut"]["interfaces"]["xe0"]["mac"]
