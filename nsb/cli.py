@@ -64,6 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
                             "dpdk-testpmd, trafgen)")
     check.set_defaults(handler=cmd_node_check)
 
+    results = sub.add_parser("results", help="results of past tasks")
+    results_sub = results.add_subparsers(dest="results_command", metavar="ACTION")
+    results_sub.required = True
+    push = results_sub.add_parser("push", help="send a task's InfluxDB points spooled while "
+                                  "InfluxDB was unreachable")
+    push.add_argument("task_id", metavar="TASK_ID")
+    push.add_argument("--results-dir", metavar="DIR",
+                      help="override results_dir from the configuration")
+    for opt in ("url", "org", "bucket", "token", "database", "retention-policy", "username",
+                "password"):
+        push.add_argument(f"--{opt}")
+    push.add_argument("--api", choices=["v1", "v2"])
+    push.set_defaults(handler=cmd_results_push)
+
     ansible = sub.add_parser("ansible", help="prepare lab nodes with ansible/")
     ansible_sub = ansible.add_subparsers(dest="ansible_command", metavar="ACTION")
     ansible_sub.required = True
@@ -129,9 +143,12 @@ def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = Fal
 
     task_id = uuid.uuid4().hex[:8]
     base = Path(results_dir or conf.results_dir)
+    from nsb.outputs import influx_settings
+
     run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run,
                   vnf_start_timeout_s=conf.vnf_start_timeout,
-                  nfvi_interval_s=conf.nfvi_interval)
+                  nfvi_interval_s=conf.nfvi_interval,
+                  output_defaults={"influxdb": influx_settings.conf_options(conf)})
     return engine.plan(task, run)
 
 
@@ -242,6 +259,21 @@ def cmd_node_check(args) -> int:
     finally:
         baremetal.disconnect(nodes.values())
     return 1 if failed else 0
+
+
+def cmd_results_push(args) -> int:
+    """Send what the influxdb output spooled; a second push sends nothing."""
+    from nsb import config, results_push
+
+    conf = config.load(args.config_file)
+    results_dir = Path(args.results_dir or conf.results_dir) / args.task_id
+    settings = results_push.settings_for(
+        results_dir, conf, url=args.url, api=args.api, org=args.org, bucket=args.bucket,
+        token=args.token, database=args.database, retention_policy=args.retention_policy,
+        username=args.username, password=args.password)
+    sent = results_push.push(results_dir, settings)
+    print(f"task {args.task_id}: {sent} point(s) sent to {settings.target}")
+    return 0
 
 
 def cmd_ansible_inventory(args) -> int:

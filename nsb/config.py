@@ -30,7 +30,9 @@ DEFAULT_OPTS = [
 
 def list_opts():
     """Options by group, for oslo-config-generator."""
-    return [("DEFAULT", DEFAULT_OPTS)]
+    from nsb.outputs import influx_settings
+
+    return [("DEFAULT", DEFAULT_OPTS), *influx_settings.list_opts()]
 
 
 def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:

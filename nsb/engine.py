@@ -118,12 +118,17 @@ class EventBus:
     def __init__(self, outputs: Iterable[Output], listeners: Iterable[Callable[[Event], None]]):
         self.outputs = list(outputs)
         self.listeners = list(listeners)
+        self._lock = threading.RLock()  # the NFVi sampler emits from its own thread
 
     def open(self) -> None:
         for output in list(self.outputs):
             output.open()
 
     def emit(self, event: Event) -> None:
+        with self._lock:
+            self._deliver(event)
+
+    def _deliver(self, event: Event) -> None:
         for output in list(self.outputs):
             try:
                 output.handle(event)

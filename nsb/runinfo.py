@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb.task.model import Task
@@ -16,6 +17,8 @@ class RunInfo:
     dry_run: bool = False
     vnf_start_timeout_s: float = 30.0
     nfvi_interval_s: float = 1.0
+    # per output type, its defaults from nsb.conf (task options override them)
+    output_defaults: Mapping[str, Mapping] = field(default_factory=dict)
 
     @property
     def log_dir(self) -> Path:

@@ -1,0 +1,97 @@
+"""InfluxDB output: every trial, result, KPI sample and platform fact set as a point.
+
+Schema in docs/influxdb.md (measurements ``nsb_*``, tags task_id, testcase,
+scenario, frame_size, node, vnf, port, direction, verdict...). Writing happens
+on a background thread (nsb.outputs.influx_writer): ``handle`` only turns the
+event into line protocol and queues it. What InfluxDB does not take in time is
+spooled to ``<results_dir>/influxdb.spool.lp`` for ``nsb results push``.
+
+Settings come from nsb.conf ``[influxdb]`` (``list_opts``), overridden by the
+task's options; the engine hands the nsb.conf values over as
+``run.output_defaults["influxdb"]`` (see influx_settings.conf_options).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from nsb.errors import NsbError
+from nsb.events import Event
+from nsb.outputs import influx_settings
+from nsb.outputs.base import Output
+from nsb.outputs.influx_points import PointBuilder
+from nsb.outputs.influx_spool import Spool
+from nsb.runinfo import RunInfo
+from nsb.task.model import PluginSpec
+
+LOG = logging.getLogger(__name__)
+
+list_opts = influx_settings.list_opts
+conf_options = influx_settings.conf_options
+
+
+class InfluxDbOutput(Output):
+    """InfluxDB (v2 API, or v1 for InfluxDB 1.x): trials, results, KPIs; spools when down."""
+
+    OPTIONS_SCHEMA = influx_settings.options_schema()
+
+    def __init__(self, spec: PluginSpec, options: dict, run: RunInfo):
+        super().__init__(spec, options, run)
+        defaults = (getattr(run, "output_defaults", None) or {}).get("influxdb") or {}
+        try:
+            self.settings = influx_settings.resolve(options, defaults)
+        except ValueError as exc:
+            key, message = exc.args
+            if key in options:
+                raise spec.options_where.error(message, key) from None
+            raise NsbError(f"nsb.conf [influxdb] {key}: {message}") from None
+        self.writer = None
+        self._lock = threading.Lock()  # NFVi samples arrive from the sampler's thread
+
+    def describe(self) -> dict:
+        return {"type": self.spec.type, **self.settings.public()}
+
+    def open(self) -> None:
+        from nsb.outputs.influx_client import make_sender
+        from nsb.outputs.influx_writer import BackgroundWriter
+
+        self.builder = PointBuilder.for_task_file(self.run.task_id, self.run.task.file,
+                                                  self.settings.tags)
+        self.spool = Spool(self.run.results_dir)
+        self.writer = BackgroundWriter(make_sender, self.settings, self.spool, self.run.task_id)
+        self.writer.start()
+        LOG.info("writing points to InfluxDB at %s", self.settings.target)
+
+    def handle(self, event: Event) -> None:
+        with self._lock:
+            lines = [point.line() for point in self.builder.points(event)]
+            self.writer.put(lines)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every point so far is written, spooled or rejected (tests, close)."""
+        return self.writer.flush(timeout)
+
+    @property
+    def sent_points(self) -> int:
+        return self.writer.sent_points if self.writer else 0
+
+    @property
+    def spooled_points(self) -> int:
+        return self.writer.spooled_points if self.writer else 0
+
+    @property
+    def rejected_points(self) -> int:
+        return self.writer.rejected_points if self.writer else 0
+
+    def close(self) -> None:
+        if self.writer is None:
+            return
+        self.writer.close()
+        LOG.info("InfluxDB: %d points written to %s, %d spooled, %d rejected",
+                 self.sent_points, self.settings.target, self.spooled_points,
+                 self.rejected_points)
+        if self.spooled_points:
+            LOG.warning("%d InfluxDB points are spooled in %s: 'nsb results push %s' sends "
+                        "them once %s is reachable", self.spooled_points, self.spool.path,
+                        self.run.task_id, self.settings.url)

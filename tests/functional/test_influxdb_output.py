@@ -1,0 +1,424 @@
+"""The InfluxDB output against real servers started here (tests/functional/tsdb_servers.py).
+
+Debian's InfluxDB 1.6 takes the v1 API (values read back with InfluxQL);
+Debian's VictoriaMetrics takes the v2 write API (read back from its raw export,
+which keeps duplicates, so a point written twice would show). Runs go through
+nsb.engine with the simulated DUT; the servers are stopped mid-run for the
+outage tests. Expected points come from replaying the run's events through a
+fresh PointBuilder: the same lines the output wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from nsb import engine, plugins, results_push
+from nsb.errors import NsbError
+from nsb.events import (
+    Event,
+    KpiSample,
+    PlatformFacts,
+    ResultReady,
+    TaskFinished,
+    TaskStarted,
+    TrialDone,
+)
+from nsb.outputs import influx_client
+from nsb.outputs.file import FileOutput
+from nsb.outputs.influx_points import MEASUREMENTS, InfluxPoint, PointBuilder
+from nsb.outputs.influx_spool import Spool
+from nsb.outputs.influxdb import InfluxDbOutput
+from nsb.runinfo import RunInfo
+from nsb.task import loader
+from nsb.task.model import PluginSpec, Where
+from nsb.task.yaml_lines import LocatedDocument
+from nsb.trial import LatencyStats, Trial, TrialResult
+from nsb.vnfs.base import Vnf
+from tests.conftest import SAMPLE
+from tests.doubles.null_context import NullContext
+from tests.doubles.simulated_dut import SimulatedDutGenerator
+from tests.functional.tsdb_servers import influxdb1, victoria_metrics
+
+TASK_ID = "f00dcafe"
+ADMIN = "nsbadmin"
+PASSWORD = "pw-Zq8#not-in-logs"
+TOKEN = "tok-Vx93-not-in-logs"
+WAIT_S = 60.0  # longest wait for the writer to reach a state (a failure, not a timing check)
+QUICK = {"flush_interval_s": 0.02, "batch_size": 7, "retry_interval_s": 0.02,
+         "max_retry_interval_s": 0.1, "max_retry_time_s": 0.3, "timeout_s": 5.0}
+
+
+# ----------------------------------------------------------------------------- doubles
+
+class KpiVnf(Vnf):
+    """Double: a VNF without processes whose KPIs change every trial."""
+
+    def __init__(self):
+        self.name = "vnf0"
+        self.spec = SimpleNamespace(type="kpi_double", name="vnf0")
+        self.node = SimpleNamespace(name="sut")
+        self.options = {}
+        self.samples = 0
+
+    def describe(self) -> dict:
+        return {"type": "kpi_double", "node": "sut"}
+
+    def instantiate(self) -> None: ...
+
+    def wait_until_ready(self, timeout: float) -> None: ...
+
+    def collect_kpi(self) -> dict[str, float]:
+        self.samples += 1
+        return {"port0_ipackets": 1000.0 * self.samples, "rx_pps": 1 / 3 + self.samples,
+                "cycles_per_packet": 1e-05 * self.samples}
+
+    def terminate(self) -> None: ...
+
+
+class PortedGenerator(SimulatedDutGenerator):
+    """Double: the simulated DUT with per-port counters and hooks before given trials."""
+
+    def __init__(self, hooks: dict | None = None):
+        super().__init__(100_000.0)
+        self.hooks = dict(hooks or {})
+
+    def run_trial(self, trial: Trial) -> TrialResult:
+        hook = self.hooks.pop(len(self.trials), None)
+        if hook is not None:
+            hook()
+        result = super().run_trial(trial)
+        half_tx, half_rx = result.tx_packets // 2, result.rx_packets // 2
+        ports = {"xe0": {"tx_packets": half_tx, "rx_packets": half_rx},
+                 "xe1": {"tx_packets": result.tx_packets - half_tx,
+                         "rx_packets": result.rx_packets - half_rx}}
+        return dataclasses.replace(result, ports=ports)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def make_output(run: RunInfo, options: dict) -> InfluxDbOutput:
+    spec = PluginSpec("influxdb", options, Where(LocatedDocument(options, "t.yaml"), ()))
+    return InfluxDbOutput(spec, plugins.check_options(InfluxDbOutput, spec), run)
+
+
+def make_plan(tmp_path: Path, options: dict, hooks: dict | None = None):
+    task = loader.load(SAMPLE, {"packet_sizes": [64, 1518]})
+    run = RunInfo(TASK_ID, task, tmp_path / "results" / TASK_ID)
+    real = engine.plan(task, run)
+    scenario = real.scenarios[0]
+    scenario.vnfs = [KpiVnf()]
+    scenario.generator = PortedGenerator(hooks)
+    influx = make_output(run, options)
+    outputs = [FileOutput(task.outputs[0], {}, run), influx]
+    return engine.Plan(task, run, NullContext(task.context, {}, run), real.scenarios,
+                       outputs), influx
+
+
+def expected_points(events: list[Event], tags: dict | None = None) -> list[InfluxPoint]:
+    builder = PointBuilder.for_task_file(TASK_ID, SAMPLE, tags)
+    return [point for event in events for point in builder.points(event)]
+
+
+def as_influxql(points: list[InfluxPoint]) -> list[tuple]:
+    """Points as InfluxDB 1.x stores them: (measurement, tags, time ns, fields)."""
+    return sorted(_key(p.measurement, p.tags, p.time_ns, p.fields) for p in points)
+
+
+def _key(measurement, tags, stamp, fields) -> tuple:
+    return (measurement, tuple(sorted(tags.items())), stamp, tuple(sorted(fields.items())))
+
+
+def stored_influxql(server, db: str) -> list[tuple]:
+    return sorted(_key(*p) for p in server.points(db))
+
+
+def as_samples(points: list[InfluxPoint]) -> list[tuple]:
+    """Points as VictoriaMetrics stores them: one sample per field, millisecond times."""
+    return sorted((f"{p.measurement}_{name}", tuple(sorted(p.tags.items())),
+                   p.time_ns // 1_000_000, value)
+                  for p in points for name, value in p.fields.items())
+
+
+def stored_samples(server, at_least: int) -> list[tuple]:
+    """The raw samples once at least ``at_least`` are searchable (VictoriaMetrics makes
+    new samples searchable within about a second), then again after that settles."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        samples = server.samples()
+        if len(samples) >= at_least or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    time.sleep(2.0)  # anything written twice would be searchable by now
+    return sorted((n, tuple(sorted(labels.items())), t, v) for n, labels, t, v
+                  in server.samples())
+
+
+def assert_same_samples(stored: list[tuple], expected: list[tuple]) -> None:
+    """Equal as multisets; VictoriaMetrics keeps about 12 significant digits of a float."""
+    assert len(stored) == len(expected), (len(stored), len(expected))
+    for got, want in zip(stored, expected, strict=True):
+        assert got[:3] == want[:3], (got, want)
+        assert math.isclose(got[3], want[3], rel_tol=1e-11, abs_tol=1e-300), (got, want)
+
+
+def wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.02)
+
+
+def assert_no_secrets(tmp_path: Path, caplog, *secrets: str) -> None:
+    assert caplog.records, "nothing was logged: the check below would prove nothing"
+    for secret in secrets:
+        assert secret not in caplog.text
+        for path in tmp_path.rglob("*"):
+            if path.is_file() and "influxdb" not in path.parts and \
+                    "victoria-metrics" not in path.parts:  # the servers' own data
+                assert secret.encode() not in path.read_bytes(), path
+
+
+def synthetic_events() -> list[Event]:
+    """One of every kind of event the output turns into points, near now."""
+    now = time.time() - 60
+    plan = {"scenarios": [{"name": "sc1", "traffic_generator": {"tg0": {}},
+                           "traffic_profile": {"type": "binsearch"}}]}
+    latency = LatencyStats(samples=1000, min_us=4.25, avg_us=11.125, max_us=97.0,
+                           percentiles_us={"p50": 10.5, "p90": 20.0, "p99": 50.0,
+                                           "p99.9": 90.125})
+    events: list[Event] = [
+        TaskStarted(TASK_ID, "", task_file=str(SAMPLE), description="d", plan=plan,
+                    results_dir="/r", timestamp=now),
+        PlatformFacts(TASK_ID, "", node="sut", timestamp=now + 0.1, facts={
+            "hostname": "sut-1", "kernel": "6.1.0-18-amd64", "cpu_model": "Intel Xeon 6230",
+            "cpus": 40, "sockets": 2, "memory_gib": 187.6, "hugepages_total": 1024,
+            "kernel_cmdline": "BOOT_IMAGE=/vmlinuz isolcpus=2-19", "isolated_cpus": "2-19",
+            "nics": {"xe0": {"pci": "0000:3b:00.0"}}, "versions": {"dpdk": "22.11.4-1"}}),
+    ]
+    for index, (frame, rate, rx) in enumerate([(64, 14880952.0, 29761904),
+                                               (64, 7440476.0, 14880952),
+                                               (1518, 81274.0, 162500)]):
+        result = TrialResult(trial=Trial(frame, rate, 2.0, flows=1024), tx_packets=2 * int(rate),
+                             rx_packets=rx, elapsed_s=2.000123, latency=latency,
+                             generator_limited=index == 2,
+                             ports={"xe0": {"tx_packets": int(rate), "rx_packets": rx // 2}},
+                             extra={"requested_packets": 2 * int(rate), "probe_packets": 2000})
+        events.append(TrialDone(TASK_ID, "sc1", iteration=0, trial_index=index, result=result,
+                                verdict=["fail", "pass", "generator_limited"][index],
+                                rate_pct=100.0 / (index + 1), lower_pct=0.0,
+                                upper_pct=100.0, reason="r", timestamp=now + 1 + index))
+        events.append(KpiSample(TASK_ID, "sc1", source="testpmd0", node="sut",
+                                kpis={"port0_ipackets": 123456789.0 + index,
+                                      "port0_imissed": 0.0}, trial_index=index,
+                                timestamp=now + 1.5 + index))
+        events.append(KpiSample(TASK_ID, "sc1", source="nfvi:testpmd0", node="sut",
+                                kpis={"cpu_user_pct": 99.71, "cpu_system_pct": 0.29,
+                                      "rss_kb": 81234.0, "pid": 4242.0},
+                                trial_index=index, timestamp=now + 1.25 + index))
+        events.append(KpiSample(TASK_ID, "sc1", source="node:sut", node="sut",
+                                kpis={"cpu0_util_pct": 3.5, "cpu2_util_pct": 100.0},
+                                trial_index=index, timestamp=now + 1.25 + index))
+    events.append(ResultReady(TASK_ID, "sc1", iteration=0, frame_size=64,
+                              throughput_pps=7440476.0, throughput_mbps=4999.999872,
+                              line_rate_pct=49.99999, loss_pct=0.0, latency=latency,
+                              limited_by="dut", trials=2, tx_packets=14880952,
+                              rx_packets=14880952, profile="binsearch", timestamp=now + 9,
+                              extra={"ndr_lower_pct": 49.5, "sweep": {"50": {"loss_pct": 0.0}}}))
+    events.append(TaskFinished(TASK_ID, "", status="ok", duration_s=10.5, timestamp=now + 10))
+    return events
+
+
+def documented_influxql() -> list[str]:
+    """The InfluxQL statements of docs/influxdb.md, one per comment line."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "influxdb.md").read_text()
+    statements = []
+    for block in text.split("```sql\n")[1:]:
+        for chunk in block.split("```")[0].split("\n\n"):
+            lines = [line for line in chunk.splitlines() if not line.startswith("--")]
+            if lines:
+                statements.append(" ".join(line.strip() for line in lines))
+    return statements
+
+
+def direct_run(tmp_path: Path) -> RunInfo:
+    task = SimpleNamespace(file=SAMPLE)
+    return RunInfo(TASK_ID, task, tmp_path / "results" / TASK_ID)
+
+
+# ----------------------------------------------------------------------------- v1
+
+def test_v1_influxdb16_every_value_reads_back_with_influxql(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    events = synthetic_events()
+    with influxdb1(tmp_path, admin=(ADMIN, PASSWORD)) as server:
+        out = make_output(direct_run(tmp_path), {
+            "url": server.url, "api": "v1", "database": "nsb_ci", "username": ADMIN,
+            "password": PASSWORD, "tags": {"lab": "ci"}, **QUICK})
+        assert out.describe()["password"] == "<secret>"
+        out.open()
+        for event in events:
+            out.handle(event)
+        out.close()
+        expected = expected_points(events, {"lab": "ci"})
+        assert {p.measurement for p in expected} == set(MEASUREMENTS)  # every one covered
+        assert (out.sent_points, out.spooled_points, out.rejected_points) == (len(expected), 0, 0)
+        assert stored_influxql(server, "nsb_ci") == as_influxql(expected)
+        # the schema's example queries (docs/influxdb.md) run and find this task's points
+        queries = documented_influxql()
+        assert len(queries) >= 8
+        for query in queries:
+            reply = server.query(query.replace("$task_id", TASK_ID)
+                                 .replace("$timeFilter", "time > now() - 1h"), db="nsb_ci")
+            if "$task_id" in query:
+                assert reply["results"][0].get("series"), query
+        reply = server.query(queries[1].replace("$task_id", TASK_ID), db="nsb_ci")
+        [series] = reply["results"][0]["series"]
+        assert series["tags"] == {"frame_size": "64"}
+        assert series["values"][0][1:] == [7440476.0, 49.99999]
+    assert not (tmp_path / "results" / TASK_ID / "influxdb.spool.lp").exists()
+    assert_no_secrets(tmp_path, caplog, PASSWORD)
+
+
+def test_v1_wrong_password_spools_everything_then_push_sends_it_once(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    events = synthetic_events()
+    run = direct_run(tmp_path)
+    with influxdb1(tmp_path, admin=(ADMIN, PASSWORD)) as server:
+        out = make_output(run, {"url": server.url, "api": "v1", "database": "nsb_ci",
+                                "username": ADMIN, "password": "wrong-" + PASSWORD, **QUICK})
+        out.open()
+        for event in events:
+            out.handle(event)
+        out.close()
+        expected = expected_points(events)
+        assert (out.sent_points, out.spooled_points) == (0, len(expected))
+        assert "check the token or user" in caplog.text
+        spool = Spool(run.results_dir)
+        assert spool.pending().lines == [p.line() for p in expected]
+        assert spool.destination() == {"url": server.url, "api": "v1", "database": "nsb_ci",
+                                       "retention_policy": "", "username": ADMIN}
+
+        with pytest.raises(NsbError, match="after 0 of"):  # still the wrong password
+            results_push.push(run.results_dir, results_push.settings_for(
+                run.results_dir, {"password": "wrong-" + PASSWORD}))
+        assert spool.sent_offset() == 0
+        # the password from nsb.conf, everything else from where the run was writing
+        settings = results_push.settings_for(run.results_dir, {"password": PASSWORD})
+        assert results_push.push(run.results_dir, settings) == len(expected)
+        assert stored_influxql(server, "nsb_ci") == as_influxql(expected)
+        assert results_push.push(run.results_dir, settings) == 0
+        assert stored_influxql(server, "nsb_ci") == as_influxql(expected)
+    assert_no_secrets(tmp_path, caplog, PASSWORD)
+
+
+# ----------------------------------------------------------------------------- v2
+
+def test_v2_victoria_metrics_pipeline_every_sample_once(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    with victoria_metrics(tmp_path) as server:
+        plan, out = make_plan(tmp_path, {"url": server.url, "org": "lab", "bucket": "nsb",
+                                         "token": TOKEN, **QUICK})
+        events: list[Event] = []
+        engine.execute(plan, [events.append])
+        expected = expected_points(events)
+        assert {p.measurement for p in expected} == {"nsb_task", "nsb_trial", "nsb_trial_port",
+                                                     "nsb_result", "nsb_kpi"}
+        assert (out.sent_points, out.spooled_points) == (len(expected), 0)
+        want = as_samples(expected)
+        assert_same_samples(stored_samples(server, len(want)), want)
+    results = json.loads((plan.run.results_dir / "results.json").read_text())
+    assert results["plan"]["outputs"][1]["token"] == "<secret>"
+    assert_no_secrets(tmp_path, caplog, TOKEN)
+
+
+# ----------------------------------------------------------------------------- outage
+
+@pytest.mark.parametrize("kind", ["v1-influxdb-1.6", "v2-victoria-metrics"])
+def test_outage_mid_run_spools_then_push_sends_every_point_exactly_once(tmp_path, caplog, kind):
+    caplog.set_level(logging.DEBUG)
+    v1 = kind.startswith("v1")
+    start = influxdb1(tmp_path, admin=(ADMIN, PASSWORD)) if v1 else victoria_metrics(tmp_path)
+    with start as server:
+        options = ({"api": "v1", "database": "nsb_ci", "username": ADMIN, "password": PASSWORD}
+                   if v1 else {"token": TOKEN, "org": "lab"})
+        events: list[Event] = []
+        before_outage: list[str] = []
+
+        def stop_server():
+            assert out.flush(timeout=WAIT_S)
+            assert out.sent_points > 0 and out.spooled_points == 0
+            before_outage.extend(p.line() for p in expected_points(events))
+            server.stop()
+
+        def restart_server():
+            wait_for(lambda: out.spooled_points > 0, "points spooled while the server is down")
+            server.start()
+
+        plan, out = make_plan(tmp_path, {"url": server.url, **options, **QUICK},
+                              hooks={3: stop_server, 8: restart_server})
+        engine.execute(plan, [events.append])
+        assert before_outage and not plan.scenarios[0].generator.hooks  # both hooks ran
+
+        expected = expected_points(events)
+        lines = [p.line() for p in expected]
+        spool = Spool(plan.run.results_dir)
+        spooled = spool.pending().lines
+        assert spooled and out.spooled_points == len(spooled)
+        assert out.sent_points + out.spooled_points == len(expected)
+        assert not set(spooled) & set(before_outage)  # sent before the outage: not spooled
+        assert set(spooled) <= set(lines) and len(set(spooled)) == len(spooled)
+
+        settings = results_push.settings_for(plan.run.results_dir, {"password": PASSWORD})
+        assert results_push.push(plan.run.results_dir, settings) == len(spooled)
+        assert results_push.push(plan.run.results_dir, settings) == 0  # nothing new
+        if v1:
+            assert stored_influxql(server, "nsb_ci") == as_influxql(expected)
+        else:
+            want = as_samples(expected)
+            assert_same_samples(stored_samples(server, len(want)), want)
+    assert "unreachable" in caplog.text and f"nsb results push {TASK_ID}" in caplog.text
+    assert_no_secrets(tmp_path, caplog, PASSWORD, TOKEN)
+
+
+def test_push_stopped_half_way_resumes_without_sending_anything_twice(tmp_path, monkeypatch):
+    events = synthetic_events()
+    expected = expected_points(events)
+    run = direct_run(tmp_path)
+    spool = Spool(run.results_dir)
+    with victoria_metrics(tmp_path) as server:
+        spool.append([p.line() for p in expected], {"url": server.url, "api": "v2",
+                                                    "org": "", "bucket": "nsb"})
+        settings = results_push.settings_for(run.results_dir, {}, batch_size=5)
+        real = influx_client.make_sender
+
+        def failing_after_two_batches(s):
+            sender = real(s)
+            send, calls = sender.send, []
+
+            def send_twice(lines):
+                calls.append(len(lines))
+                if len(calls) > 2:
+                    raise influx_client.SendError("access", "HTTP 403: simulated", 403)
+                send(lines)
+
+            sender.send = send_twice
+            return sender
+
+        monkeypatch.setattr(influx_client, "make_sender", failing_after_two_batches)
+        with pytest.raises(NsbError, match=f"after 10 of {len(expected)} points"):
+            results_push.push(run.results_dir, settings)
+        monkeypatch.setattr(influx_client, "make_sender", real)
+        assert len(spool.pending().lines) == len(expected) - 10
+        assert results_push.push(run.results_dir, settings) == len(expected) - 10
+        assert results_push.push(run.results_dir, settings) == 0
+        want = as_samples(expected)
+        assert_same_samples(stored_samples(server, len(want)), want)
