@@ -422,3 +422,27 @@ def test_push_stopped_half_way_resumes_without_sending_anything_twice(tmp_path, 
         assert results_push.push(run.results_dir, settings) == 0
         want = as_samples(expected)
         assert_same_samples(stored_samples(server, len(want)), want)
+
+
+def test_cli_results_push_sends_the_spool_once(tmp_path, nsb_main):
+    events = synthetic_events()
+    run = direct_run(tmp_path)
+    with influxdb1(tmp_path, admin=(ADMIN, PASSWORD)) as server:
+        out = make_output(run, {"url": server.url, "api": "v1", "database": "nsb_ci",
+                                "username": ADMIN, "password": "wrong-" + PASSWORD, **QUICK})
+        out.open()
+        for event in events:
+            out.handle(event)
+        out.close()
+        expected = expected_points(events)
+        argv = ("results", "push", TASK_ID, "--results-dir", str(tmp_path / "results"),
+                "--password", PASSWORD)
+        code, printed, err = nsb_main(*argv)
+        assert code == 0, err
+        assert printed.strip().startswith(f"task {TASK_ID}: {len(expected)} point(s) sent to")
+        assert stored_influxql(server, "nsb_ci") == as_influxql(expected)
+        code, printed, err = nsb_main(*argv)
+        assert code == 0 and f"task {TASK_ID}: 0 point(s) sent" in printed
+        code, printed, err = nsb_main("results", "push", "nosuchtask", "--results-dir",
+                                      str(tmp_path / "results"))
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "nosuchtask" in err
