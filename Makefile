@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics python3-venv python3-pip
+APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics chromium fonts-liberation python3-venv python3-pip
 DEMO_ARGS ?= {"duration_s": 2}
 
 .PHONY: all deps venv test unit functional lint demo genconfig bench clean

@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     inventory.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     inventory.set_defaults(handler=cmd_ansible_inventory)
 
+    from nsb.report import commands as report_commands
+
+    report_commands.register(sub)
+
     plugin = sub.add_parser("plugin", help="installed plugins")
     plugin_sub = plugin.add_subparsers(dest="plugin_command", metavar="ACTION")
     plugin_sub.required = True

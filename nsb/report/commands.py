@@ -1,0 +1,112 @@
+"""`nsb report html|table`: argparse wiring and handlers.
+
+Heavy imports (plotly, rich) happen inside the handlers, so `nsb --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from nsb.errors import NsbError
+
+FORMATS = ("text", "csv", "json", "markdown")
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add `report` with its `html` and `table` actions to the CLI's subparsers."""
+    report = subparsers.add_parser("report", help="summaries, comparisons and HTML reports "
+                                   "of finished tasks")
+    actions = report.add_subparsers(dest="report_command", metavar="ACTION")
+    actions.required = True
+
+    html = actions.add_parser(
+        "html", help="one self-contained HTML file: summary, charts, search trajectory, "
+        "platform, NFVi KPIs; with several tasks, a comparison (the first is the baseline)")
+    _task_refs(html)
+    html.add_argument("-o", "--output", metavar="FILE",
+                      help="write here ('-' for stdout; default: nsb-report-ID[-vs-ID].html "
+                           "in the current directory)")
+    html.set_defaults(handler=cmd_report_html)
+
+    table = actions.add_parser(
+        "table", help="the summary table in the terminal or for scripts; with several "
+        "tasks also their comparison (the first is the baseline)")
+    _task_refs(table)
+    table.add_argument("--format", choices=FORMATS, default="text",
+                       help="text (default), csv (one row per result), json (summary and "
+                            "comparison) or markdown")
+    table.set_defaults(handler=cmd_report_table)
+    return report
+
+
+def _task_refs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task_ids", nargs="+", metavar="TASK_ID",
+                        help="a task id (or a unique prefix) under the results directory, "
+                             "or the path of a task's results directory or results.json")
+    parser.add_argument("--results-dir", metavar="DIR",
+                        help="where task ids are looked up (default: results_dir from the "
+                             "configuration)")
+    parser.add_argument("--label", action="append", metavar="NAME",
+                        help="a name for each task in the order given, e.g. --label Gen9 "
+                             "--label Gen10 (default: the task ids)")
+
+
+def _load(args) -> tuple[list, list[str]]:
+    from nsb.report import loading
+
+    if args.results_dir:
+        results_dir, where = args.results_dir, "--results-dir"
+    else:
+        from nsb import config
+
+        conf = config.load(getattr(args, "config_file", None))
+        files = getattr(args, "config_file", None) or (
+            [config.DEFAULT_CONFIG_FILE] if Path(config.DEFAULT_CONFIG_FILE).is_file() else [])
+        results_dir = conf.results_dir
+        where = "results_dir from " + (", ".join(files) if files else "the default configuration")
+    tasks = [loading.load(ref, results_dir, where) for ref in args.task_ids]
+    labels = args.label or []
+    if labels and len(labels) != len(tasks):
+        raise NsbError(f"{len(labels)} --label for {len(tasks)} task(s): give one per task")
+    return tasks, labels or [t.id for t in tasks]
+
+
+def cmd_report_html(args) -> int:
+    try:
+        from nsb.report import html
+    except ImportError as exc:
+        from nsb.errors import PrerequisiteError
+
+        raise PrerequisiteError(f"the HTML report needs plotly ({exc}): pip install plotly") \
+            from None
+    tasks, labels = _load(args)
+    page = html.render(tasks, labels)
+    if args.output == "-":
+        sys.stdout.write(page)
+        return 0
+    path = Path(args.output or "nsb-report-" + "-vs-".join(t.id for t in tasks) + ".html")
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise NsbError(f"cannot write {path}: {exc.strerror}") from None
+    print(path)
+    return 0
+
+
+def cmd_report_table(args) -> int:
+    from nsb.report import formats
+
+    tasks, labels = _load(args)
+    if args.format != "text":
+        sys.stdout.write(formats.render(tasks, args.format, labels))
+        return 0
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=170)  # a pipe or file gets the whole table unwrapped
+    for table in formats.text_tables(tasks, labels):
+        console.print(table)
+    return 0

@@ -1,0 +1,118 @@
+"""Side by side: per frame size each task's numbers and the % difference.
+
+Like the HPE/Intel NFVi report's "Gen10 vs. Gen9 improvement (%)" table: the
+first task is the baseline and every other task is compared with it,
+``diff_pct = (other - baseline) / baseline * 100``. A positive difference means
+a larger number; whether that is better depends on the metric (throughput:
+higher is better, latency: lower is better). Several iterations of a scenario
+are averaged first, as the report averages its five runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nsb.report import summary
+from nsb.report.loading import TaskResults
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str  # a summary column
+    label: str
+    higher_is_better: bool
+    digits: int
+
+
+METRICS = [
+    Metric("throughput_pps", "Throughput (pps)", True, 0),
+    Metric("throughput_mbps", "Mbps", True, 1),
+    Metric("line_rate_pct", "% line rate", True, 2),
+    Metric("latency_avg_us", "Latency avg (us)", False, 1),
+    Metric("latency_p99_us", "Latency p99 (us)", False, 1),
+]
+BY_KEY = {m.key: m for m in METRICS}
+
+
+def pct_diff(baseline: float | None, other: float | None) -> float | None:
+    """(other - baseline) / baseline in percent; None when it has no meaning."""
+    if baseline is None or other is None or baseline == 0:
+        return None
+    return (other - baseline) / baseline * 100.0
+
+
+def verdict(metric: Metric, diff: float | None) -> str:
+    """'better', 'worse' or 'same' for the other task, given the metric's direction."""
+    if diff is None or diff == 0:
+        return "same"
+    return "better" if (diff > 0) == metric.higher_is_better else "worse"
+
+
+@dataclass(frozen=True)
+class ScenarioMatch:
+    """The scenario of each task that is compared; None where a task lacks it."""
+
+    label: str
+    names: tuple[str | None, ...]
+
+
+def match_scenarios(tasks: list[TaskResults]) -> list[ScenarioMatch]:
+    """Same names first; scenarios left over are matched in order, so that two
+    single-scenario tasks of different test cases can still be compared."""
+    base = tasks[0].scenarios()
+    others = [list(t.scenarios()) for t in tasks[1:]]
+    matches: list[list[str | None]] = []
+    leftover_base = []
+    for name in base:
+        if all(name in names for names in others):
+            matches.append([name] * len(tasks))
+            for names in others:
+                names.remove(name)
+        else:
+            leftover_base.append(name)
+    for position, name in enumerate(leftover_base):
+        row: list[str | None] = [name]
+        for names in others:
+            row.append(names[position] if position < len(names) else None)
+        matches.append(row)
+    result = []
+    for names in matches:
+        present = list(dict.fromkeys(n for n in names if n is not None))
+        result.append(ScenarioMatch(" vs ".join(present), tuple(names)))
+    return result
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    scenario: str
+    frame_size: int
+    values: dict[str, list[float | None]]  # metric key -> one value per task
+    diff_pct: dict[str, list[float | None]]  # metric key -> one per task after the first
+    runs: list[int]  # iterations averaged, per task (0: the task lacks this frame size)
+
+    def as_dict(self, task_ids: list[str]) -> dict:
+        return {"scenario": self.scenario, "frame_size": self.frame_size, "tasks": task_ids,
+                "runs": self.runs, **self.values,
+                "diff_pct": {key: diffs for key, diffs in self.diff_pct.items()}}
+
+
+def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRow]:
+    """One row per frame size any of the tasks measured, in frame size order."""
+    means = [summary.mean_by_frame(task, name) if name is not None else {}
+             for task, name in zip(tasks, match.names, strict=True)]
+    frames = sorted({frame for per_task in means for frame in per_task})
+    rows = []
+    for frame in frames:
+        values: dict[str, list[float | None]] = {}
+        diffs: dict[str, list[float | None]] = {}
+        for metric in METRICS:
+            values[metric.key] = [m.get(frame, {}).get(metric.key) for m in means]
+            diffs[metric.key] = [pct_diff(values[metric.key][0], v)
+                                 for v in values[metric.key][1:]]
+        rows.append(ComparisonRow(match.label, frame, values, diffs,
+                                  [m.get(frame, {}).get("runs", 0) for m in means]))
+    return rows
+
+
+def compare_all(tasks: list[TaskResults]) -> list[tuple[ScenarioMatch, list[ComparisonRow]]]:
+    return [(match, compare(tasks, match)) for match in match_scenarios(tasks)]

@@ -1,0 +1,141 @@
+"""`nsb report table`: the summary (and the comparison) as text, CSV, JSON or Markdown."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from nsb.report import compare, summary, table
+from nsb.report.loading import TaskResults
+
+TEXT_COLUMNS = {"Limited by"}
+
+
+def number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def signed_pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def summary_groups(task: TaskResults) -> list[tuple[str, list[dict]]]:
+    """(title, result records) per scenario, per iteration when it ran several."""
+    groups = []
+    for scenario in task.scenarios():
+        iterations = task.iterations(scenario)
+        for iteration in iterations or [0]:
+            results = [r for r in task.results_of(scenario) if r.get("iteration", 0) == iteration]
+            title = scenario if len(iterations) <= 1 else f"{scenario}, iteration {iteration + 1}"
+            groups.append((title, results))
+    return groups
+
+
+def comparison_table(labels: list[str], rows: list[compare.ComparisonRow],
+                     metrics: list[str] | None = None) -> tuple[list[str], list[list[tuple]]]:
+    """Headers and cells ``(text, verdict)`` of one comparison table: per frame size
+    each task's values, then each later task's % difference from the first on
+    the first metric (throughput pps), like the HPE/Intel report; verdict is
+    'better', 'worse', 'same' or '' for plain values."""
+    chosen = [compare.BY_KEY[k] for k in (metrics or ["throughput_pps", "throughput_mbps",
+                                                      "line_rate_pct"])]
+    headers = ["Frame (B)"]
+    for label in labels:
+        headers += [f"{label} {m.label}" for m in chosen]
+    headers += [f"{label} vs {labels[0]} (%)" for label in labels[1:]]
+    cells = []
+    for row in rows:
+        line = [(str(row.frame_size), "")]
+        for index in range(len(labels)):
+            line += [(number(row.values[m.key][index], m.digits), "") for m in chosen]
+        lead = chosen[0]
+        for diff in row.diff_pct[lead.key]:
+            line.append((signed_pct(diff), compare.verdict(lead, diff)))
+        cells.append(line)
+    return headers, cells
+
+
+def render(tasks: list[TaskResults], fmt: str, labels: list[str] | None = None) -> str:
+    """csv, json or markdown as a string (text: see ``text_tables``)."""
+    labels = labels or [t.id for t in tasks]
+    if fmt == "csv":
+        return _csv(tasks)
+    if fmt == "json":
+        return _json(tasks)
+    if fmt == "markdown":
+        return _markdown(tasks, labels)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def _csv(tasks: list[TaskResults]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=summary.COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for task in tasks:
+        for record in summary.rows(task):
+            writer.writerow({k: ("" if v is None else v) for k, v in record.items()})
+    return out.getvalue()
+
+
+def _json(tasks: list[TaskResults]) -> str:
+    ids = [t.id for t in tasks]
+    comparison = []
+    if len(tasks) > 1:
+        for _, rows in compare.compare_all(tasks):
+            comparison += [r.as_dict(ids) for r in rows]
+    doc = {"tasks": [{"id": t.id, "description": t.task.get("description", ""),
+                      "status": t.status, "results_file": str(t.path)} for t in tasks],
+           "summary": [r for t in tasks for r in summary.rows(t)],
+           "comparison": comparison}
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def _markdown_table(headers: list[str], cells: list[list[str]]) -> list[str]:
+    def line(values):
+        return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
+
+    align = ["---" if h in TEXT_COLUMNS else "---:" for h in headers]
+    return [line(headers), "|" + "|".join(align) + "|",
+            *(line(row) for row in cells)]
+
+
+def _markdown(tasks: list[TaskResults], labels: list[str]) -> str:
+    lines = []
+    for task in tasks:
+        for title, results in summary_groups(task):
+            lines += [f"### {title} (task {task.id})", ""]
+            lines += _markdown_table(table.HEADERS, table.rows(results)) if results else [
+                "No results."]
+            lines.append("")
+    if len(tasks) > 1:
+        for match, rows in compare.compare_all(tasks):
+            headers, cells = comparison_table(labels, rows)
+            lines += [f"### {match.label}: {' vs '.join(labels[1:])} vs {labels[0]}", ""]
+            lines += _markdown_table(headers, [[text for text, _ in row] for row in cells])
+            lines.append("")
+    return "\n".join(lines)
+
+
+def text_tables(tasks: list[TaskResults], labels: list[str] | None = None) -> list:
+    """rich Tables for the terminal: the run's own summary table per scenario,
+    then the comparisons."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    labels = labels or [t.id for t in tasks]
+    tables = [table.render(results, title=f"{title} (task {task.id})")
+              for task in tasks for title, results in summary_groups(task)]
+    if len(tasks) > 1:
+        styles = {"better": "green", "worse": "red"}
+        for match, rows in compare.compare_all(tasks):
+            headers, cells = comparison_table(labels, rows)
+            grid = Table(title=escape(f"{match.label}: {' vs '.join(labels[1:])} vs "
+                                      f"{labels[0]}"))
+            for header in headers:
+                grid.add_column(escape(header), justify="right")
+            for row in cells:
+                grid.add_row(*(f"[{styles[v]}]{text}[/]" if v in styles else escape(text)
+                               for text, v in row))
+            tables.append(grid)
+    return tables

@@ -1,0 +1,55 @@
+"""The summary the published reports print, as plain numbers: one row per result.
+
+Rows have stable snake_case keys (the CSV columns and JSON fields of
+``nsb report table``); the HTML and text tables format the same rows.
+"""
+
+from __future__ import annotations
+
+from nsb.report.loading import TaskResults
+
+LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99.9_us")
+COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
+           "throughput_mbps", "line_rate_pct", "loss_pct",
+           *(f"latency_{key.replace('.', '_')}" for key in LATENCY_KEYS),
+           "limited_by", "trials", "profile"]
+# numbers that are averaged when a scenario ran several iterations
+MEAN_KEYS = [c for c in COLUMNS if c.startswith(("throughput", "line_rate", "loss", "latency"))]
+
+
+def row(task_id: str, result: dict) -> dict:
+    """One result record as a flat row (latency values None when not measured)."""
+    latency = result.get("latency") or {}
+    out = {"task_id": task_id, "scenario": result.get("scenario", ""),
+           "iteration": result.get("iteration", 0), "frame_size": result["frame_size"],
+           "throughput_pps": result.get("throughput_pps"),
+           "throughput_mbps": result.get("throughput_mbps"),
+           "line_rate_pct": result.get("line_rate_pct"), "loss_pct": result.get("loss_pct")}
+    for key in LATENCY_KEYS:
+        out[f"latency_{key.replace('.', '_')}"] = latency.get(key)
+    out.update(limited_by=result.get("limited_by", ""), trials=result.get("trials"),
+               profile=result.get("profile", ""))
+    return out
+
+
+def rows(task: TaskResults) -> list[dict]:
+    """Every result of the task, in the order the run produced them."""
+    return [row(task.id, result) for result in task.results]
+
+
+def mean_by_frame(task: TaskResults, scenario: str) -> dict[int, dict]:
+    """Per frame size, the mean of each number over the scenario's iterations
+    (the published reports' "average of N runs"); ``runs`` says how many."""
+    grouped: dict[int, list[dict]] = {}
+    for result in task.results_of(scenario):
+        grouped.setdefault(result["frame_size"], []).append(row(task.id, result))
+    means = {}
+    for frame, group in sorted(grouped.items()):
+        mean = {"frame_size": frame, "runs": len(group)}
+        for key in MEAN_KEYS:
+            values = [r[key] for r in group if r[key] is not None]
+            mean[key] = sum(values) / len(values) if values else None
+        limits = sorted({r["limited_by"] for r in group})
+        mean["limited_by"] = ", ".join(limits)
+        means[frame] = mean
+    return means

@@ -1,0 +1,388 @@
+"""`nsb report html` in a real browser: headless Chromium (Debian's `chromium`)
+loads the file, takes a screenshot and tells what it rendered.
+
+Chromium is driven with the DevTools protocol over a pipe
+(``--remote-debugging-pipe``: fd 3 in, fd 4 out, NUL-separated JSON), so no
+port, no websocket library and no network are involved. The results are real:
+one task from the embedded lab (netns, testpmd, trafgen: platform facts and
+NFVi KPIs included) and one from the pipeline with the simulated DUT double,
+compared with each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import queue
+import shutil
+import struct
+import subprocess
+import threading
+import time
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from nsb import engine
+from nsb.outputs.file import FileOutput
+from nsb.report import commands, compare
+from nsb.runinfo import RunInfo
+from nsb.task import loader
+from tests.conftest import NSB, ROOT, SAMPLE, requires_root
+from tests.doubles.null_context import NullContext
+from tests.doubles.simulated_dut import SimulatedDutGenerator
+
+FRAMES = [64, 1518]
+VIEWPORT = (1400, 1000)
+
+
+class Chromium:
+    """One headless browser and one page, driven over the DevTools pipe."""
+
+    def __init__(self, profile: Path):
+        binary = shutil.which("chromium")
+        assert binary, "Debian's chromium is not installed (apt-get install chromium)"
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+        keep = (os.dup(to_browser_r), os.dup(from_browser_w))  # above fd 4: safe to dup2
+
+        def as_fd3_fd4():
+            os.dup2(keep[0], 3)
+            os.dup2(keep[1], 4)
+
+        args = [binary, "--headless", "--remote-debugging-pipe", "--disable-gpu",
+                "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+                "--disable-background-networking", "--hide-scrollbars",
+                f"--user-data-dir={profile}", "about:blank"]
+        if os.geteuid() == 0:
+            args.insert(1, "--no-sandbox")
+        self.process = subprocess.Popen(args, pass_fds=(3, 4), preexec_fn=as_fd3_fd4,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for fd in (to_browser_r, from_browser_w, *keep):
+            os.close(fd)
+        self._next_id = 0
+        self._replies: dict[int, queue.Queue] = {}
+        self._lock = threading.Lock()
+        self.events: list[dict] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        target = self.send("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.send("Target.attachToTarget", targetId=target,
+                                 flatten=True)["sessionId"]
+
+    def _read(self) -> None:
+        buffer = b""
+        while True:
+            chunk = os.read(self._from_browser, 1 << 16)
+            if not chunk:
+                return
+            buffer += chunk
+            while b"\0" in buffer:
+                raw, buffer = buffer.split(b"\0", 1)
+                message = json.loads(raw)
+                if "id" in message:
+                    with self._lock:
+                        waiting = self._replies.get(message["id"])
+                    if waiting is not None:
+                        waiting.put(message)
+                else:
+                    self.events.append(message)
+
+    def send(self, method: str, session: str | None = None, timeout: float = 60,
+             **params) -> dict:
+        with self._lock:
+            self._next_id += 1
+            ident = self._next_id
+            self._replies[ident] = queue.Queue()
+        message = {"id": ident, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        reply = self._replies[ident].get(timeout=timeout)
+        assert "error" not in reply, f"{method}: {reply['error']}"
+        return reply["result"]
+
+    def page(self, method: str, **params) -> dict:
+        return self.send(method, session=self.session, **params)
+
+    def wait_for_event(self, method: str, timeout: float = 60) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for event in self.events:
+                if event.get("method") == method and event.get("sessionId") == self.session:
+                    return event
+            time.sleep(0.05)
+        raise AssertionError(f"no {method} within {timeout} s")
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close", timeout=10)
+        except Exception:  # already gone: the wait below tells
+            pass
+        try:
+            self.process.wait(timeout=15)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            os.close(self._to_browser)
+            os.close(self._from_browser)
+
+
+# --- reading the screenshot back (PNG, 8-bit RGB/RGBA, not interlaced) --------------------
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and the unfiltered rows of a PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    position, idat, header = 8, b"", None
+    while position < len(data):
+        length, kind = struct.unpack(">I4s", data[position:position + 8])
+        body = data[position + 8:position + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        position += 12 + length
+    width, height, depth, color, _, _, interlace = header
+    assert depth == 8 and color in (2, 6) and interlace == 0, header
+    channels = 4 if color == 6 else 3
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous = [], bytes(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if kind == 1:
+            for i in range(channels, stride):
+                line[i] = (line[i] + line[i - channels]) & 0xFF
+        elif kind == 2:
+            for i in range(stride):
+                line[i] = (line[i] + previous[i]) & 0xFF
+        elif kind == 3:
+            for i in range(stride):
+                left = line[i - channels] if i >= channels else 0
+                line[i] = (line[i] + (left + previous[i]) // 2) & 0xFF
+        elif kind == 4:
+            for i in range(stride):
+                a = line[i - channels] if i >= channels else 0
+                b, c = previous[i], previous[i - channels] if i >= channels else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    return width, height, [bytes(r[i:i + 3]) for r in rows for i in range(0, stride, channels)]
+
+
+# --- the results the report is made from ----------------------------------------------------
+
+def run_lab_task(tmp: Path) -> str:
+    """The embedded-lab sample through `nsb task start` (real trafgen and testpmd)."""
+    conf = tmp / "nsb.conf"
+    conf.write_text(f"[DEFAULT]\nresults_dir = {tmp}/results\nlog_dir = {tmp}/logs\n")
+    done = subprocess.run([*NSB, "--config-file", str(conf), "task", "start", str(SAMPLE),
+                           "--task-args", json.dumps({"duration_s": 1, "packet_sizes": FRAMES})],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ids = [p.name for p in (tmp / "results").iterdir() if (p / "results.json").is_file()]
+    assert len(ids) == 1, ids
+    return ids[0]
+
+
+def run_simulated_task(results_dir: Path, task_id: str, capacity_pps: float) -> None:
+    task = loader.load(SAMPLE, {"packet_sizes": FRAMES, "duration_s": 1})
+    run = RunInfo(task_id, task, results_dir / task_id)
+    real = engine.plan(task, run)
+    real.scenarios[0].vnfs = []
+    real.scenarios[0].generator = SimulatedDutGenerator(capacity_pps)
+    plan = engine.Plan(task, run, NullContext(task.context, {}, run), real.scenarios,
+                       [FileOutput(task.outputs[0], {}, run)])
+    engine.execute(plan)
+
+
+def nsb_report(*argv: str) -> int:
+    """`nsb report ...` through the arguments commands.register() adds."""
+    parser = argparse.ArgumentParser(prog="nsb")
+    parser.add_argument("--config-file", action="append")
+    commands.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+RENDERED = """(() => {
+  const charts = {};
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    const svg = gd.querySelector('svg.main-svg');
+    const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+    const frame = gd.closest('figure').getBoundingClientRect();
+    charts[gd.id] = {
+      traces: gd.data.map(t => ({name: t.name, type: t.type,
+        n: t.type === 'heatmap' ? t.z.flat().filter(v => v !== null).length
+                                : t.x.filter((x, i) => x !== null && t.y[i] !== null).length})),
+      markers: gd.querySelectorAll('.scatterlayer .trace .points path.point').length,
+      bars: gd.querySelectorAll('.barlayer .trace .point path').length,
+      barTexts: [...gd.querySelectorAll('.barlayer .trace .point text.bartext')].map(
+        t => t.textContent),
+      heatmaps: gd.querySelectorAll('.heatmaplayer .hm image').length,
+      width: box.width, height: box.height, frameWidth: frame.width,
+      drawn: !!gd._fullLayout && gd.querySelectorAll('svg.main-svg').length > 0,
+    };
+  }
+  const tables = {};
+  for (const table of document.querySelectorAll('table[id]')) {
+    tables[table.id] = [...table.querySelectorAll('tbody tr')].map(
+      tr => [...tr.children].map(cell => cell.textContent.trim()));
+  }
+  return JSON.stringify({charts, tables});
+})()"""
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    requires_root()
+    tmp = tmp_path_factory.mktemp("report")
+    lab_id = run_lab_task(tmp)
+    run_simulated_task(tmp / "results", "simdut01", 60_000.0)
+    out = tmp / "report.html"
+    assert nsb_report("report", "html", lab_id, "simdut01", "--results-dir",
+                      str(tmp / "results"), "-o", str(out)) == 0
+    docs = [json.loads((tmp / "results" / i / "results.json").read_text())
+            for i in (lab_id, "simdut01")]
+    browser = Chromium(tmp / "profile")
+    try:
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.page(f"{domain}.enable")
+        browser.page("Emulation.setDeviceMetricsOverride", width=VIEWPORT[0],
+                     height=VIEWPORT[1], deviceScaleFactor=1, mobile=False)
+        browser.page("Page.navigate", url=out.as_uri())
+        browser.wait_for_event("Page.loadEventFired")
+        settled = browser.page("Runtime.evaluate", awaitPromise=True, returnByValue=True,
+                               expression="new Promise(r => requestAnimationFrame("
+                                          "() => requestAnimationFrame(() => r(1))))")
+        assert settled["result"]["value"] == 1
+        found = browser.page("Runtime.evaluate", expression=RENDERED, returnByValue=True)
+        rendered = json.loads(found["result"]["value"])
+        shot = base64.b64decode(browser.page("Page.captureScreenshot", format="png")["data"])
+        (tmp / "report.png").write_bytes(shot)
+        events = list(browser.events)
+    finally:
+        browser.close()
+    return {"ids": [lab_id, "simdut01"], "docs": docs, "rendered": rendered, "png": shot,
+            "events": events, "html": out}
+
+
+def test_page_loads_without_console_errors(report):
+    events = report["events"]
+    errors = [e["params"] for e in events if e.get("method") == "Runtime.exceptionThrown"]
+    errors += [e["params"] for e in events if e.get("method") == "Runtime.consoleAPICalled"
+               and e["params"]["type"] in ("error", "assert")]
+    errors += [e["params"] for e in events if e.get("method") == "Log.entryAdded"
+               and e["params"]["entry"]["level"] == "error"]
+    assert errors == []
+
+
+def test_page_fetches_nothing_from_the_network(report):
+    requested = [e["params"]["request"]["url"] for e in report["events"]
+                 if e.get("method") == "Network.requestWillBeSent"]
+    assert requested[0] == report["html"].as_uri()
+    # self-contained: nothing else fetched (plotly draws heat maps as data: images)
+    assert [url for url in requested[1:] if not url.startswith(("data:", "blob:"))] == []
+
+
+def test_screenshot_is_a_non_blank_png(report):
+    width, height, pixels = png_pixels(report["png"])
+    assert (width, height) == VIEWPORT
+    colours = Counter(pixels)
+    assert len(colours) > 50  # text, tables and the header band, not a blank page
+    (_, background), = colours.most_common(1)
+    assert len(pixels) - background > 0.05 * len(pixels)
+
+
+def expected_scenario_charts(doc: dict, prefix: str) -> dict[str, dict]:
+    """Chart id -> rendered markers/bars/heat map cells the results call for."""
+    results, trials, kpis = doc["results"], doc["trials"], doc["kpis"]
+    frames = len(results)
+    stats = sum(1 for r in results for key in ("min_us", "p50_us", "avg_us", "p90_us",
+                                               "p99_us", "p99.9_us", "max_us")
+                if (r.get("latency") or {}).get(key) is not None)
+    charts = {f"{prefix}-throughput-chart": {  # labelled with their share of line rate
+        "bars": frames, "markers": 0,
+        "texts": [f"{r['line_rate_pct']:.2f} %" for r in results]},
+              f"{prefix}-latency-chart": {"bars": 0, "markers": stats}}
+    for frame in FRAMES:
+        count = sum(t["frame_size"] == frame for t in trials)
+        assert count >= 1
+        # offered (coloured by verdict) and actually sent, one of each per trial
+        charts[f"{prefix}-trajectory-{frame}-chart"] = {"bars": 0, "markers": 2 * count}
+    buckets = sum(len((r.get("latency") or {}).get("histogram") or []) for r in results)
+    if buckets:
+        charts[f"{prefix}-histogram-chart"] = {"bars": buckets, "markers": 0}
+    cpu = {(k["source"], key, k["trial_index"]) for k in kpis
+           if k["source"].startswith("nfvi:") for key in ("cpu_user_pct", "cpu_system_pct")}
+    if cpu:
+        charts[f"{prefix}-cpu-chart"] = {"bars": 0, "markers": len(cpu)}
+    nodes = sorted({k["node"] for k in kpis if k["source"].startswith("node:")})
+    for number, node in enumerate(nodes, start=1):
+        cells = {(key, k["trial_index"]) for k in kpis if k["source"] == f"node:{node}"
+                 for key in k["kpis"]}
+        charts[f"{prefix}-cores{number}-chart"] = {"bars": 0, "markers": 0, "cells": len(cells)}
+    return charts
+
+
+def test_every_chart_rendered_its_data_points(report):
+    lab, simulated = report["docs"]
+    latency_points = sum(1 for doc in (lab, simulated) for r in doc["results"]
+                         for key in ("avg_us", "p99_us")
+                         if (r.get("latency") or {}).get(key) is not None)
+    expected = {**expected_scenario_charts(lab, "t1-s1"),
+                **expected_scenario_charts(simulated, "t2-s1"),
+                "cmp1-throughput-chart": {  # the other task's bars: % difference
+                    "bars": 2 * len(FRAMES), "markers": 0,
+                    "texts": [f"{r['line_rate_pct']:.2f} %" for r in lab["results"]] + [
+                        f"{compare.pct_diff(a['throughput_pps'], b['throughput_pps']):+.1f} %"
+                        for a, b in zip(lab["results"], simulated["results"], strict=True)
+                        if a["throughput_pps"]]},
+                "cmp1-latency-chart": {"bars": 0, "markers": latency_points}}
+    assert "t1-s1-cpu-chart" in expected and "t1-s1-cores1-chart" in expected  # real NFVi data
+    assert "t1-s1-histogram-chart" in expected
+    charts = report["rendered"]["charts"]
+    assert sorted(charts) == sorted(expected)
+    for chart_id, want in expected.items():
+        got = charts[chart_id]
+        assert got["drawn"], chart_id
+        assert got["markers"] == want["markers"], chart_id
+        assert got["bars"] == want["bars"], chart_id
+        if "texts" in want:
+            assert got["barTexts"] == want["texts"], chart_id
+        if "cells" in want:
+            assert got["heatmaps"] == 1, chart_id
+            assert sum(t["n"] for t in got["traces"]) == want["cells"], chart_id
+        assert got["height"] > 200, chart_id
+        assert 300 < got["width"] <= got["frameWidth"], chart_id  # the drawing fits its box
+
+
+def test_summary_and_comparison_tables_show_the_results(report):
+    tables = report["rendered"]["tables"]
+    for n, doc in enumerate(report["docs"], start=1):
+        rows = tables[f"t{n}-s1-summary-table"]
+        assert [r[0] for r in rows] == [str(f) for f in FRAMES]
+        assert [r[1] for r in rows] == [f"{r['throughput_pps']:,.0f}" for r in doc["results"]]
+        assert [r[-1] for r in rows] == [r["limited_by"] for r in doc["results"]]
+        assert len(tables[f"t{n}-s1-trials-table"]) == len(doc["trials"])
+    lab, simulated = report["docs"]
+    assert len(tables["t1-platform-table"]) > 10
+    assert "t2-platform-table" not in tables  # the double has no nodes
+    comparison = tables["cmp1-throughput-table"]
+    assert [r[0] for r in comparison] == [str(f) for f in FRAMES]
+    for row, base, other in zip(comparison, lab["results"], simulated["results"], strict=True):
+        diff = (other["throughput_pps"] - base["throughput_pps"]) / base["throughput_pps"] * 100
+        assert row[1] == f"{base['throughput_pps']:,.0f}"
+        assert row[4] == f"{other['throughput_pps']:,.0f}"
+        assert row[-1] == f"{diff:+.2f}"
+        assert diff == pytest.approx(
+            compare.pct_diff(base["throughput_pps"], other["throughput_pps"]))
+    assert len(tables["cmp1-latency-table"]) == len(FRAMES)
