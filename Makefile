@@ -18,10 +18,21 @@ deps:
 $(BIN)/nsb: setup.cfg pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
-	$(BIN)/pip install -q -e '.[test]'
+	# grafana-client's HTTP stack (urllib3-future) must not replace urllib3 for everyone else
+	URLLIB3_NO_OVERRIDE=1 $(BIN)/pip install -q --no-binary urllib3-future -e '.[test]'
 	@touch $@
 
-venv: $(BIN)/nsb
+# Grafana's published dashboard types, turned into a JSON schema by the dashboard tests
+NPM_TOOLS := $(VENV)/npm
+GRAFANA_SCHEMA := $(NPM_TOOLS)/node_modules/@grafana/schema/package.json
+
+$(GRAFANA_SCHEMA):
+	@command -v node >/dev/null && command -v npm >/dev/null || { apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
+	npm install --prefix $(NPM_TOOLS) --no-save --no-audit --no-fund --loglevel=error \
+		@grafana/schema@11.6.9 ts-json-schema-generator@2.3.0
+
+venv: $(BIN)/nsb $(GRAFANA_SCHEMA)
 
 lint: venv
 	$(BIN)/ruff check nsb tests benchmarks

@@ -86,9 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     inventory.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     inventory.set_defaults(handler=cmd_ansible_inventory)
 
+    from nsb.grafana.cli import register as register_grafana
     from nsb.report import commands as report_commands
 
     report_commands.register(sub)
+    register_grafana(sub)
 
     plugin = sub.add_parser("plugin", help="installed plugins")
     plugin_sub = plugin.add_subparsers(dest="plugin_command", metavar="ACTION")

@@ -1,0 +1,149 @@
+"""Grafana dashboards of what nsb measures, generated with grafana-foundation-sdk.
+
+Three dashboards, each filtered by the ``task_id`` (several tasks side by side)
+and ``scenario`` template variables, linked to each other:
+
+- ``nsb-results``: throughput vs frame size (pps and % of line rate), latency
+  statistics vs frame size, the results table;
+- ``nsb-trials``: the trial timeline: offered, sent and received rate, loss,
+  the search interval, latency per trial;
+- ``nsb-nfvi``: NFVi KPIs: CPU, memory and context switches per VNF process,
+  CPU utilisation per core of each node.
+
+The latency panels follow the percentiles nsb's generators compute
+(``Measures.of_nsb()``), so a new percentile shows up without editing any JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import dashboard as dm
+
+from nsb.grafana import measurements as m
+from nsb.grafana import panels
+from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
+
+RESULTS_UID = "nsb-results"
+TRIALS_UID = "nsb-trials"
+NFVI_UID = "nsb-nfvi"
+TAG = "nsb"
+GRID_COLUMNS = 24
+
+
+@dataclass(frozen=True)
+class Measures:
+    """What the panels show: latency statistics and whether there are NFVi KPIs."""
+
+    latency_percentiles: tuple[str, ...] = ("p50", "p90", "p99", "p99.9")
+    nfvi: bool = True
+
+    @classmethod
+    def of_nsb(cls) -> Measures:
+        """The percentiles nsb's latency probes report (p50, p90, p99, p99.9)."""
+        from nsb.vnfs.latency_probe import PERCENTILES
+
+        return cls(latency_percentiles=tuple(f"p{p:g}" for p in PERCENTILES))
+
+    @property
+    def latency_stats(self) -> list[str]:
+        return ["min", "avg", *self.latency_percentiles, "max"]
+
+
+def _variables(ds: dm.DataSourceRef) -> list[db.QueryVariable]:
+    task = (db.QueryVariable(panels.TASK_VAR).label("Task")
+            .description("nsb task ids; pick several to compare them")
+            .query(tag_values(m.TASK, m.TASK_ID)).datasource(ds).multi(True)
+            .include_all(False).refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+            .sort(dm.VariableSort.ALPHABETICAL_ASC))
+    scenario = (db.QueryVariable(panels.SCENARIO_VAR).label("Scenario")
+                .description("scenario of the task file")
+                .query(tag_values(m.TRIAL, m.SCENARIO, [matches(m.TASK_ID, panels.TASK_VAR)]))
+                .datasource(ds).multi(False).include_all(False)
+                .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+                .sort(dm.VariableSort.ALPHABETICAL_ASC))
+    return [task, scenario]
+
+
+def _dashboard(uid: str, title: str, description: str, ds: dm.DataSourceRef,
+               refresh: str | None) -> db.Dashboard:
+    board = (db.Dashboard(title).uid(uid).description(description).tags([TAG])
+             .editable().time("now-24h", "now").timezone("browser")
+             .tooltip(dm.DashboardCursorSync.CROSSHAIR).links(panels.links())
+             .variables(_variables(ds)))
+    return board.refresh(refresh) if refresh else board
+
+
+def _with_panels(board: db.Dashboard, panel_builders: list) -> db.Dashboard:
+    """Left to right, a new row when a panel would pass the 24 columns (the SDK's own
+    layout puts a wide panel beside a narrow one, off the grid)."""
+    x = y = row_height = 0
+    for panel in panel_builders:
+        grid = panel.build().grid_pos
+        if x + grid.w > GRID_COLUMNS:
+            x, y, row_height = 0, y + row_height, 0
+        panel.grid_pos(dm.GridPos(h=grid.h, w=grid.w, x=x, y=y))
+        board = board.with_panel(panel)
+        x, row_height = x + grid.w, max(row_height, grid.h)
+    return board
+
+
+def results(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
+    board = _dashboard(RESULTS_UID, "nsb: results", "RFC 2544 answers per frame size of the "
+                       "selected tasks, whatever the time range.", ds, None)
+    return _with_panels(board, [
+        panels.throughput_by_frame_size(
+            ds, m.THROUGHPUT_PPS, "Throughput vs frame size (packets/s)", "pps", "packets/s",
+            "The highest rate with no more loss than tolerated, per frame size; one bar per "
+            "selected task (mean over iterations)."),
+        panels.throughput_by_frame_size(
+            ds, m.LINE_RATE_PCT, "Throughput vs frame size (% of line rate)", "percent",
+            "% of line rate", "The same answer in % of the line rate of the ports under test."),
+        panels.latency_by_frame_size(ds, measures.latency_stats),
+        panels.results_table(ds)])
+
+
+def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
+    board = _dashboard(TRIALS_UID, "nsb: trial timeline", "Every trial of the selected tasks "
+                       "as it ran: live during a run (auto-refresh), or afterwards with the "
+                       "task's time range.", ds, "10s")
+    return _with_panels(board, [
+        panels.offered_and_received(ds), panels.search_interval(ds), panels.loss_per_trial(ds),
+        panels.trial_latency(ds, ["avg", *measures.latency_percentiles])])
+
+
+def nfvi(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
+    board = _dashboard(NFVI_UID, "nsb: NFVi KPIs", "CPU, memory and context switches of the "
+                       "VNF processes and the CPU cores of each node while traffic ran.", ds,
+                       "10s")
+    return _with_panels(board, [panels.vnf_cpu(ds), panels.vnf_memory(ds),
+                                panels.vnf_context_switches(ds), panels.node_cores(ds)])
+
+
+_INTERVAL_ONLY = ("auto", "auto_min", "auto_count")
+
+
+def to_json(board: db.Dashboard | dm.Dashboard) -> dict:
+    """The dashboard JSON model, as Grafana stores it, of a builder or a built model."""
+    built = board.build() if isinstance(board, db.Dashboard) else board
+    model = json.loads(JSONEncoder(sort_keys=True).encode(built))
+    # the SDK writes the interval-variable settings into every variable; Grafana's
+    # schema has them on none, and they mean nothing on a query variable
+    for variable in model.get("templating", {}).get("list", []):
+        if variable.get("type") != "interval":
+            for key in _INTERVAL_ONLY:
+                variable.pop(key, None)
+    return model
+
+
+def dashboards(datasource_uid: str, measures: Measures | None = None) -> list[dict]:
+    """The JSON models of the nsb dashboards, querying the InfluxDB data source given."""
+    measures = measures or Measures.of_nsb()
+    ds = dm.DataSourceRef(type_val=DATASOURCE_TYPE, uid=datasource_uid)
+    boards = [results(ds, measures), trials(ds, measures)]
+    if measures.nfvi:
+        boards.append(nfvi(ds, measures))
+    return [to_json(board) for board in boards]

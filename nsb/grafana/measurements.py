@@ -1,0 +1,68 @@
+"""The InfluxDB schema the dashboards query, in one place.
+
+These names must match what the ``influxdb`` output writes (nsb/outputs/influxdb.py,
+docs/influxdb.md). Each trial, result and KPI sample is one point:
+
+- ``nsb_task``: tags task_id, test_case, status: one point when a task starts and
+  one when it ends (the list of task ids).
+- ``nsb_trial``: tags task_id, scenario, test_case, frame_size, verdict; fields the
+  offered (requested) rate, tx/rx rates, loss, the search interval and the latency.
+- ``nsb_result``: tags task_id, scenario, test_case, frame_size, limited_by; fields
+  throughput (pps, Mbps, % line rate), loss and the latency statistics.
+- ``nsb_kpi``: tags task_id, scenario, source, node; fields the KPI names, e.g.
+  cpu_user_pct for ``source=nfvi:<vnf>`` and cpuN_util_pct for ``source=node:<name>``.
+"""
+
+from __future__ import annotations
+
+TASK = "nsb_task"
+TRIAL = "nsb_trial"
+RESULT = "nsb_result"
+KPI = "nsb_kpi"
+MEASUREMENTS = (TASK, TRIAL, RESULT, KPI)
+
+# tags
+TASK_ID = "task_id"
+SCENARIO = "scenario"
+TEST_CASE = "test_case"
+FRAME_SIZE = "frame_size"
+VERDICT = "verdict"
+LIMITED_BY = "limited_by"
+SOURCE = "source"
+NODE = "node"
+
+# nsb_trial fields
+REQUESTED_RATE_PPS = "requested_rate_pps"
+TX_RATE_PPS = "tx_rate_pps"
+RX_RATE_PPS = "rx_rate_pps"
+LOSS_PCT = "loss_pct"
+SEARCH_LOWER_PCT = "search_lower_pct"
+SEARCH_UPPER_PCT = "search_upper_pct"
+REQUESTED_RATE_PCT = "requested_rate_pct"
+
+# nsb_result fields (and LOSS_PCT)
+THROUGHPUT_PPS = "throughput_pps"
+THROUGHPUT_MBPS = "throughput_mbps"
+LINE_RATE_PCT = "line_rate_pct"
+
+# verdict tag values (nsb.events.TrialDone.verdict)
+VERDICT_PASS = "pass"
+VERDICT_FAIL = "fail"
+
+# KPI sources: "nfvi:<vnf name>" for a VNF process, "node:<node name>" for a node
+NFVI_SOURCE_PREFIX = "nfvi:"
+NODE_SOURCE_PREFIX = "node:"
+
+# nsb_kpi fields of a VNF process (nsb.nfvi.process_kpis)
+CPU_USER_PCT = "cpu_user_pct"
+CPU_SYSTEM_PCT = "cpu_system_pct"
+RSS_KB = "rss_kb"
+CTX_VOLUNTARY_PER_S = "ctx_switches_voluntary_per_s"
+CTX_NONVOLUNTARY_PER_S = "ctx_switches_nonvoluntary_per_s"
+# nsb_kpi fields of a node (nsb.nfvi.core_kpis): cpu0_util_pct, cpu1_util_pct, ...
+CORE_UTIL_FIELD_REGEX = "^cpu[0-9]+_util_pct$"
+
+
+def latency_field(stat: str) -> str:
+    """A latency statistic's field: ``avg`` -> latency_avg_us, ``p99.9`` -> latency_p99.9_us."""
+    return f"latency_{stat}_us"

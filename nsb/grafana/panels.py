@@ -1,0 +1,245 @@
+"""The panels of the nsb dashboards, built with grafana-foundation-sdk.
+
+Each function returns a panel builder for one measured quantity; the queries are
+InfluxQL over the measurements of :mod:`nsb.grafana.measurements`, filtered by the
+``$task_id`` and ``$scenario`` template variables.
+"""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import barchart, table, timeseries
+from grafana_foundation_sdk.builders import common as cb
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
+
+from nsb.grafana import measurements as m
+from nsb.grafana.queries import (
+    InfluxQL,
+    field,
+    ident,
+    mean,
+    select,
+    task_filter,
+)
+
+TASK_VAR = "task_id"
+SCENARIO_VAR = "scenario"
+SERIES = "$tag_frame_size B $col ($tag_task_id)"  # one series per frame size and task
+NFVI_SOURCES = f"{ident(m.SOURCE)} =~ /^{m.NFVI_SOURCE_PREFIX}/"
+NODE_SOURCES = f"{ident(m.SOURCE)} =~ /^{m.NODE_SOURCE_PREFIX}/"
+GREEN, RED = "green", "red"
+
+
+def _transform(id_val: str, options: dict) -> dm.DataTransformerConfig:
+    return dm.DataTransformerConfig(id_val=id_val, options=options)
+
+
+def _convert(name: str, to: str) -> dm.DataTransformerConfig:
+    return _transform("convertFieldType", {
+        "conversions": [{"targetField": name, "destinationType": to}], "fields": {}})
+
+
+def frame_size_order(as_text: bool) -> list[dm.DataTransformerConfig]:
+    """Rows by frame size as a number (InfluxDB returns tag values sorted as text)."""
+    steps = [_convert(m.FRAME_SIZE, "number"),
+             _transform("sortBy", {"fields": {}, "sort": [{"field": m.FRAME_SIZE, "desc": False}]})]
+    if as_text:  # bar charts take their x axis from a text field
+        steps.append(_convert(m.FRAME_SIZE, "string"))
+    return steps
+
+
+def _legend(as_table: bool = False) -> cb.VizLegendOptions:
+    legend = (cb.VizLegendOptions().show_legend(True).placement(cm.LegendPlacement.BOTTOM)
+              .display_mode(cm.LegendDisplayMode.TABLE if as_table else cm.LegendDisplayMode.LIST))
+    return legend.calcs(["lastNotNull", "max"] if as_table else [])
+
+
+def _tooltip() -> cb.VizTooltipOptions:
+    return cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING)
+
+
+def _log10() -> cb.ScaleDistributionConfig:
+    return cb.ScaleDistributionConfig().type(cm.ScaleDistribution.LOG).log(10)
+
+
+def _color(name: str) -> dm.DynamicConfigValue:
+    return dm.DynamicConfigValue(id_val="color", value={"mode": "fixed", "fixedColor": name})
+
+
+def throughput_by_frame_size(ds: dm.DataSourceRef, value: str, title: str, unit: str,
+                             axis: str, description: str) -> barchart.Panel:
+    """Bars per frame size, one per selected task: side by side comparisons."""
+    query = select(m.RESULT, [(mean(value), value)], task_filter(),
+                   group_by=[m.FRAME_SIZE, m.TASK_ID])
+    panel = (barchart.Panel().title(title).description(description).datasource(ds)
+             .with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
+             .transformations([*frame_size_order(as_text=True), _transform("groupingToMatrix", {
+                 "columnField": m.TASK_ID, "rowField": m.FRAME_SIZE, "valueField": value,
+                 "emptyValue": "null"})])
+             .unit(unit).min(0).axis_label(axis).legend(_legend())
+             .tooltip(_tooltip()).show_value(cm.VisibilityMode.AUTO).span(12).height(9))
+    if unit == "percent":
+        panel = panel.max(100)
+    return panel
+
+
+def latency_by_frame_size(ds: dm.DataSourceRef, stats: list[str]) -> barchart.Panel:
+    """Latency statistics per frame size, one panel per selected task (a repeat)."""
+    columns = [(mean(m.latency_field(stat)), stat) for stat in stats]
+    query = select(m.RESULT, columns, task_filter(), group_by=[m.FRAME_SIZE])
+    return (barchart.Panel().title(f"Latency vs frame size: task ${TASK_VAR}")
+            .description("One-way latency of the probe stream at the throughput rate, per "
+                         "frame size (mean over iterations); logarithmic axis.")
+            .datasource(ds).repeat(TASK_VAR).repeat_direction("h").max_per_row(2)
+            .with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
+            .transformations([*frame_size_order(as_text=True),
+                              _transform("organize", {"excludeByName": {"Time": True}})])
+            .x_field(m.FRAME_SIZE).unit("µs").axis_label("latency").scale_distribution(_log10())
+            .legend(_legend()).tooltip(_tooltip()).span(24).height(9))
+
+
+RESULT_COLUMNS = [  # (expression, column, display name, unit)
+    (mean(m.THROUGHPUT_PPS), m.THROUGHPUT_PPS, "Throughput", "pps"),
+    (mean(m.THROUGHPUT_MBPS), m.THROUGHPUT_MBPS, "Throughput (Mbit/s)", "Mbits"),
+    (mean(m.LINE_RATE_PCT), m.LINE_RATE_PCT, "Line rate", "percent"),
+    (mean(m.LOSS_PCT), m.LOSS_PCT, "Loss", "percent"),
+    (mean(m.latency_field("avg")), m.latency_field("avg"), "Latency avg", "µs"),
+    (mean(m.latency_field("p99")), m.latency_field("p99"), "Latency p99", "µs"),
+    (f"max({ident(m.latency_field('max'))})", m.latency_field("max"), "Latency max", "µs"),
+]
+
+
+def results_table(ds: dm.DataSourceRef) -> table.Panel:
+    query = select(m.RESULT, [(expr, column) for expr, column, _, _ in RESULT_COLUMNS],
+                   task_filter(), group_by=[m.TASK_ID, m.FRAME_SIZE, m.LIMITED_BY])
+    panel = (table.Panel().title("Results per frame size")
+             .description("The answer of each frame size (mean over iterations) and what "
+                          "limited it: dut, generator or upper_bound.")
+             .datasource(ds).with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
+             .transformations([*frame_size_order(as_text=False),
+                               _transform("organize", {"excludeByName": {"Time": True}})])
+             .frame_index(0).show_header(True).align(cm.FieldTextAlignment.AUTO)
+             .cell_options(cm.TableAutoCellOptions()).inspect(False)
+             .decimals(2).span(24).height(10)
+             .override_by_name(m.FRAME_SIZE, [dm.DynamicConfigValue("displayName", "Frame (B)"),
+                                              dm.DynamicConfigValue("decimals", 0)])
+             .override_by_name(m.TASK_ID, [dm.DynamicConfigValue("displayName", "Task")])
+             .override_by_name(m.LIMITED_BY, [dm.DynamicConfigValue("displayName", "Limited by")]))
+    for _, column, title, unit in RESULT_COLUMNS:
+        panel = panel.override_by_name(column, [dm.DynamicConfigValue("displayName", title),
+                                                dm.DynamicConfigValue("unit", unit)])
+    return panel
+
+
+def _trial_series(ds: dm.DataSourceRef, title: str, description: str, unit: str,
+                  columns: list[tuple[str, str]], group_by: list[str] | None = None,
+                  alias: str = SERIES) -> timeseries.Panel:
+    query = select(m.TRIAL, columns, task_filter(), group_by=group_by or [m.TASK_ID, m.FRAME_SIZE],
+                   time_filter=True)
+    return (timeseries.Panel().title(title).description(description).datasource(ds)
+            .with_target(InfluxQL(query).ref_id("A").alias(alias).datasource(ds))
+            .unit(unit).draw_style(cm.GraphDrawStyle.LINE).show_points(cm.VisibilityMode.ALWAYS)
+            .point_size(6).legend(_legend(as_table=True)).tooltip(_tooltip()).span(12).height(9))
+
+
+def offered_and_received(ds: dm.DataSourceRef) -> timeseries.Panel:
+    return _trial_series(
+        ds, "Offered and received rate per trial",
+        "Each point is one trial: the rate the profile asked for (offered), what the "
+        "generator sent and what came back (received).", "pps",
+        [(field(m.REQUESTED_RATE_PPS), "offered"), (field(m.TX_RATE_PPS), "sent"),
+         (field(m.RX_RATE_PPS), "received")])
+
+
+def loss_per_trial(ds: dm.DataSourceRef) -> timeseries.Panel:
+    return (_trial_series(ds, "Loss per trial", "Frame loss of each trial, in % of sent "
+                          "frames; the colour is the verdict.", "percent",
+                          [(field(m.LOSS_PCT), "loss")],
+                          group_by=[m.TASK_ID, m.FRAME_SIZE, m.VERDICT],
+                          alias="$tag_frame_size B $tag_verdict ($tag_task_id)")
+            .draw_style(cm.GraphDrawStyle.POINTS).min(0)
+            .override_by_regexp(f".* {m.VERDICT_PASS} .*", [_color(GREEN)])
+            .override_by_regexp(f".* {m.VERDICT_FAIL} .*", [_color(RED)]))
+
+
+def search_interval(ds: dm.DataSourceRef) -> timeseries.Panel:
+    """The binary search converging: its bounds, and each offered rate by verdict."""
+    bounds = select(m.TRIAL, [(field(m.SEARCH_LOWER_PCT), "lower"),
+                              (field(m.SEARCH_UPPER_PCT), "upper")],
+                    task_filter(), group_by=[m.TASK_ID, m.FRAME_SIZE], time_filter=True)
+    offered = select(m.TRIAL, [(field(m.REQUESTED_RATE_PCT), "offered")], task_filter(),
+                     group_by=[m.TASK_ID, m.FRAME_SIZE, m.VERDICT], time_filter=True)
+    return (timeseries.Panel().title("Search interval (% of line rate)")
+            .description("The interval the search still considers after each trial (lower "
+                         "and upper bound) and the rate each trial offered, green when it "
+                         "passed, red when it failed.")
+            .datasource(ds)
+            .with_target(InfluxQL(bounds).ref_id("A").alias(SERIES).datasource(ds))
+            .with_target(InfluxQL(offered).ref_id("B").datasource(ds)
+                         .alias("$tag_frame_size B $col $tag_verdict ($tag_task_id)"))
+            .unit("percent").min(0).max(100).line_interpolation(cm.LineInterpolation.STEP_AFTER)
+            .show_points(cm.VisibilityMode.ALWAYS).point_size(6).legend(_legend(as_table=True))
+            .tooltip(_tooltip()).span(12).height(9)
+            .override_by_query("B", [dm.DynamicConfigValue("custom.drawStyle", "points")])
+            .override_by_regexp(f".* {m.VERDICT_PASS} .*", [_color(GREEN)])
+            .override_by_regexp(f".* {m.VERDICT_FAIL} .*", [_color(RED)]))
+
+
+def trial_latency(ds: dm.DataSourceRef, stats: list[str]) -> timeseries.Panel:
+    return (_trial_series(ds, "Latency per trial", "One-way latency of the probe stream in "
+                          "each trial; logarithmic axis.", "µs",
+                          [(field(m.latency_field(stat)), stat) for stat in stats])
+            .scale_distribution(_log10()))
+
+
+def _kpi_series(ds: dm.DataSourceRef, title: str, description: str, unit: str,
+                columns: list[tuple[str, str]], sources: str) -> timeseries.Panel:
+    query = select(m.KPI, columns, task_filter([sources]),
+                   group_by=[m.TASK_ID, m.SOURCE, m.NODE], time_filter=True, interval=True)
+    return (timeseries.Panel().title(title).description(description).datasource(ds)
+            .with_target(InfluxQL(query).ref_id("A").alias("$tag_source $col ($tag_task_id)")
+                         .datasource(ds))
+            .unit(unit).min(0).legend(_legend(as_table=True)).tooltip(_tooltip())
+            .span(12).height(9))
+
+
+def vnf_cpu(ds: dm.DataSourceRef) -> timeseries.Panel:
+    return _kpi_series(ds, "CPU per VNF process", "User and system CPU of each VNF "
+                       "process, in % of one core (a busy-polling DPDK core shows 100 %).",
+                       "percent", [(mean(m.CPU_USER_PCT), "user"),
+                                   (mean(m.CPU_SYSTEM_PCT), "system")], NFVI_SOURCES)
+
+
+def vnf_memory(ds: dm.DataSourceRef) -> timeseries.Panel:
+    return _kpi_series(ds, "Memory (RSS) per VNF process", "Resident set size of each "
+                       "VNF process.", "kbytes", [(mean(m.RSS_KB), "rss")], NFVI_SOURCES)
+
+
+def vnf_context_switches(ds: dm.DataSourceRef) -> timeseries.Panel:
+    return _kpi_series(ds, "Context switches per VNF process", "Voluntary and involuntary "
+                       "context switches per second; a polling core should have almost none.",
+                       "cps", [(mean(m.CTX_VOLUNTARY_PER_S), "voluntary"),
+                               (mean(m.CTX_NONVOLUNTARY_PER_S), "involuntary")], NFVI_SOURCES)
+
+
+def node_cores(ds: dm.DataSourceRef) -> timeseries.Panel:
+    query = select(m.KPI, [(f"mean(/{m.CORE_UTIL_FIELD_REGEX}/)", "")],
+                   task_filter([NODE_SOURCES]), group_by=[m.TASK_ID, m.NODE],
+                   time_filter=True, interval=True)
+    return (timeseries.Panel().title("CPU utilisation per core")
+            .description("Busy time of each core of each node (100 % minus idle and iowait).")
+            .datasource(ds)
+            .with_target(InfluxQL(query).ref_id("A").alias("$tag_node $col ($tag_task_id)")
+                         .datasource(ds))
+            .transformations([_transform("renameByRegex", {
+                "regex": "(.*)mean_(cpu[0-9]+)_util_pct(.*)", "renamePattern": "$1$2$3"})])
+            .unit("percent").min(0).max(100).legend(_legend(as_table=True))
+            .tooltip(_tooltip()).span(12).height(9))
+
+
+def links() -> list[db.DashboardLink]:
+    """Every nsb dashboard links to the others, keeping the task and the time range."""
+    return [db.DashboardLink("nsb").type(dm.DashboardLinkType.DASHBOARDS).tags(["nsb"])
+            .as_dropdown(False).include_vars(True).keep_time(True).target_blank(False)
+            .icon("external link").tooltip("").url("")]

@@ -1,0 +1,76 @@
+"""``export``: Grafana provisioning files instead of API calls.
+
+Layout written under DIR, ready to be Grafana's provisioning directory
+(``/etc/grafana/provisioning`` or ``[paths] provisioning``)::
+
+    DIR/datasources/nsb.yaml      the InfluxDB data source (apiVersion 1)
+    DIR/dashboards/nsb.yaml       a file provider reading DIR/dashboards/json
+    DIR/dashboards/json/*.json    one JSON model per dashboard
+
+Secrets are not written: the data source reads them from Grafana's environment
+(NSB_INFLUX_TOKEN, NSB_INFLUX_PASSWORD).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from nsb.errors import NsbError
+from nsb.grafana.dashboards import Measures, dashboards
+from nsb.grafana.datasource import InfluxSettings
+
+LOG = logging.getLogger(__name__)
+PROVIDER = "nsb"
+FILE_NAME = "nsb.yaml"
+
+
+def datasources_file(influx: InfluxSettings) -> dict:
+    return {"apiVersion": 1, "datasources": [influx.provisioning_model()]}
+
+
+def dashboards_file(json_dir: str, folder: str = "nsb") -> dict:
+    return {"apiVersion": 1, "providers": [{
+        "name": PROVIDER, "orgId": 1, "folder": folder, "type": "file",
+        "disableDeletion": False, "allowUiUpdates": False, "updateIntervalSeconds": 30,
+        "options": {"path": json_dir, "foldersFromFilesStructure": False}}]}
+
+
+def export(directory: str | Path, influx_settings: InfluxSettings, *,
+           grafana_path: str | None = None, measures: Measures | None = None) -> list[Path]:
+    """Write the provisioning files; returns the paths written.
+
+    ``grafana_path`` is where Grafana will see ``directory`` (e.g.
+    ``/etc/grafana/provisioning`` when it is mounted into a container); the dashboard
+    provider's path is written relative to it. Default: ``directory`` itself.
+    """
+    root = Path(directory)
+    seen = PurePosixPath(grafana_path) if grafana_path else root.resolve()
+    if not seen.is_absolute():
+        raise NsbError(f"--grafana-path must be absolute (where Grafana sees {root}): {seen}")
+    json_dir = root / "dashboards" / "json"
+    try:
+        json_dir.mkdir(parents=True, exist_ok=True)
+        (root / "datasources").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NsbError(f"cannot create {exc.filename}: {exc.strerror}") from None
+    written = []
+
+    def write(path: Path, text: str) -> None:
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            raise NsbError(f"cannot write {path}: {exc.strerror}") from None
+        written.append(path)
+
+    yaml_text = yaml.safe_dump(datasources_file(influx_settings), sort_keys=False)
+    write(root / "datasources" / FILE_NAME, yaml_text)
+    provider = dashboards_file(str(seen / "dashboards" / "json"))
+    write(root / "dashboards" / FILE_NAME, yaml.safe_dump(provider, sort_keys=False))
+    for board in dashboards(influx_settings.uid, measures):
+        write(json_dir / f"{board['uid']}.json", json.dumps(board, indent=2) + "\n")
+    LOG.info("wrote %d Grafana provisioning files under %s", len(written), root)
+    return written
