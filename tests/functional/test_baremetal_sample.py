@@ -28,8 +28,11 @@ def _root():
 
 
 @contextlib.contextmanager
-def lab_pod(tmp_path):
-    """Two sshd nodes, xe0<->xe0 and xe1<->xe1 between them, and the pod describing them."""
+def lab_pod(tmp_path, names=("tg", "sut")):
+    """Two sshd nodes, xe0<->xe0 and xe1<->xe1 between them, and the pod describing them.
+
+    ``names`` are the pod's node names for the generator and the SUT.
+    """
     with sshd_node() as tg, sshd_node() as sut:
         nodes = {"tg": tg, "sut": sut}
         for index, port in enumerate(("xe0", "xe1")):
@@ -45,19 +48,20 @@ def lab_pod(tmp_path):
                              ["link", "set", port, "up"]):
                     subprocess.run(["ip", "-n", node.netns, *argv], check=True)
         pod = {"nodes": [{
-            "name": name, "role": "TrafficGen" if name == "tg" else "VNF", "ip": node.host,
-            "user": "root", "ssh_port": 22, "key_filename": node.key_filename,
+            "name": pod_name, "role": "TrafficGen" if name == "tg" else "VNF",
+            "ip": node.host, "user": "root", "ssh_port": 22, "key_filename": node.key_filename,
             "interfaces": {port: {"local_mac": MACS[name, port], "local_ip": IPS[name, port],
-                                  "netmask": "255.255.255.0", "driver": "veth"}
-                           for port in ("xe0", "xe1")},
-        } for name, node in nodes.items()]}
+                                  "netmask": "255.255.255.0", "driver": "veth",
+                                  "dpdk_port_num": number}
+                           for number, port in enumerate(("xe0", "xe1"))},
+        } for pod_name, (name, node) in zip(names, nodes.items(), strict=True)]}
         path = tmp_path / "pod.yaml"
         path.write_text(yaml.safe_dump(pod))
         yield path, nodes
 
 
-def started_by_nsb(node) -> list[str]:
-    """Command lines of testpmd/trafgen/probe processes still in the node's namespace."""
+def started_by_nsb(node, names=("testpmd", "trafgen", "latency_probe")) -> list[str]:
+    """Command lines of processes nsb starts that are still in the node's namespace."""
     pids = subprocess.run(["ip", "netns", "pids", node.netns], capture_output=True,
                           text=True).stdout.split()
     found = []
@@ -67,7 +71,7 @@ def started_by_nsb(node) -> list[str]:
                 cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if any(name in cmdline for name in ("testpmd", "trafgen", "latency_probe")):
+        if any(name in cmdline for name in names):
             found.append(cmdline)
     return found
 
@@ -178,4 +182,30 @@ def test_dropped_connection_mid_run_reconnects_and_the_run_completes(results_con
     dropped = [line for line in err.splitlines() if "dropped while" in line]
     assert dropped and all("reconnected" in line for line in dropped)
     assert any("node tg (root@" in line or "node sut (root@" in line for line in dropped)
+    assert leftovers(task_id) == []
+
+
+def test_prox_sample_over_ssh(results_conf, tmp_path):
+    """samples/prox/tc_prox_l3fwd.yaml as a lab runs it: Node context, PROX (the double) over SSH.
+
+    The control socket is reached through an SSH channel; the double runs with
+    its default DUT (1 Mpps, 10 Gbit/s): at 1518 B that is 20 % of 2 x 25 Gbit/s.
+    """
+    sample = SAMPLE.parent / "prox" / "tc_prox_l3fwd.yaml"
+    double = SAMPLE.parent.parent / "tests" / "doubles" / "prox_double.py"
+    with lab_pod(tmp_path, names=("tg_0", "vnf_0")) as (pod, nodes):
+        done = run(results_conf, str(sample), {
+            "context": "Node", "pod": str(pod), "prox_path": str(double), "duration_s": 0.3,
+            "precision": 1, "packet_sizes": [1518]})
+        assert done.returncode == 0, done.stderr
+        task_id, doc = results_of(tmp_path / "results")
+        for node in nodes.values():
+            assert started_by_nsb(node, ("prox",)) == []
+    (result,) = doc["results"]
+    assert 20.0 - 1.2 <= result["line_rate_pct"] <= 20.0, result
+    assert doc["plan"]["context"]["type"] == "Node"
+    assert {k["source"] for k in doc["kpis"]} >= {"vnf__0"}
+    assert all("Throughput" in t["extra"] for t in doc["trials"])
+    log = tmp_path / "results" / task_id / "logs" / "tg__0-prox.log"
+    assert "Listening on port 8474" in log.read_text()
     assert leftovers(task_id) == []
