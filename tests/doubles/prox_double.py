@@ -8,34 +8,41 @@ on the same kinds of config errors, listens on TCP port 8474 (``-t``) and answer
 PROX's text protocol with replies formatted exactly as PROX 22.12 does (see
 ``tests/data/prox-reference``).
 
-What it simulates: no packets at all. Started ``mode=gen`` tasks "transmit" at the
-rate set by ``speed``/``pkt_size`` (percent of 10 Gbit/s, frame on the wire =
-max(pkt_size, 60) + 24 bytes); a simulated DUT, configured with the environment
-variable ``NSB_PROX_DOUBLE_DUT`` (``capacity_pps=..,capacity_gbps=..,latency_us=..``),
-forwards up to its capacity; started ``mode=lat`` tasks receive the forwarded frames
-and record latency (rising with load, +200 us when overloaded) and a histogram.
-Counters advance lazily with wall time. Without ``-o cli`` or ``-k`` counters stay 0,
-as with the real PROX. ``NSB_PROX_DOUBLE_LOG_COMMANDS=1`` logs every command.
+What it simulates: no packets at all. Started ``mode=gen`` tasks "transmit"; a
+simulated DUT, configured with the environment variable ``NSB_PROX_DOUBLE_DUT``
+(``capacity_pps=..,capacity_gbps=..,latency_us=..``), forwards up to its capacity;
+started ``mode=lat`` tasks receive the forwarded frames and record latency and a
+histogram. Without ``-o cli`` or ``-k`` counters stay 0, as with the real PROX.
+``NSB_PROX_DOUBLE_LOG_COMMANDS=1`` logs every command.
+
+This file is the entry point: command line, TCP server, command dispatch. The .cfg
+parsing and validation is in ``prox_double_config.py``, the simulated generator and
+DUT in ``prox_double_model.py``. Run directly, the script's directory is sys.path[0]
+and they import as top-level modules; imported as ``tests.doubles.prox_double`` (by
+the tests), relatively.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import random
 import re
 import selectors
 import signal
 import socket
 import sys
-import time
-from dataclasses import dataclass, field
 
-TSC_HZ = 2_000_000_000
-TSC_OFFSET = 17_000_000_000_000
+if __package__:  # imported as tests.doubles.prox_double
+    from .prox_double_config import ConfigError, dut_from_env, int_list, parse_cfg
+    from .prox_double_model import TSC_HZ, Dut, Port, Sim, Task
+else:  # run as a script (possibly from elsewhere): its directory is sys.path[0]
+    from prox_double_config import ConfigError, dut_from_env, int_list, parse_cfg
+    from prox_double_model import TSC_HZ, Dut, Port, Sim, Task
+
+# The in-process tests use these through this module.
+__all__ = ["Dut", "Prox", "Sim", "main", "parse_cfg"]
+
 VERSION = "144965632,369822563"
 CTRL_PORT = 8474
-N_BUCKETS = 128
 UINT64_MAX = 2**64 - 1
 ARG_FLAGS = set("fowlvqr")  # PROX options that take an argument
 
@@ -48,333 +55,6 @@ def fatal(msg: str) -> None:
     log(msg)
     print(msg, file=sys.stderr, flush=True)
     sys.exit(1)
-
-
-class ConfigError(Exception):
-    pass
-
-
-# ----------------------------------------------------------------------------- model
-
-@dataclass
-class Window:
-    start: float = 0.0
-    n: int = 0
-    sum_us: float = 0.0
-    min_us: float = math.inf
-    max_us: float = 0.0
-
-    def add(self, k: int, lo: float, hi: float) -> None:
-        self.n += k
-        self.sum_us += k * (lo + hi) / 2
-        self.min_us = min(self.min_us, lo)
-        self.max_us = max(self.max_us, hi)
-
-
-@dataclass
-class Task:
-    core: int
-    task: int
-    name: str = ""
-    mode: str = "nop"
-    tx_ports: list[int] = field(default_factory=list)
-    rx_ports: list[int] = field(default_factory=list)
-    pkt_size: int = 60
-    speed: float = 100.0
-    bucket_size: int = 11
-    running: bool = False
-    rx: int = 0
-    tx: int = 0
-    tx_fail: int = 0
-    frac: float = 0.0
-    rot: int = 0
-    win: Window = field(default_factory=Window)
-    prev_win: Window = field(default_factory=Window)
-    total: Window = field(default_factory=Window)
-    hist: list[int] = field(default_factory=lambda: [0] * N_BUCKETS)
-
-    @property
-    def pps(self) -> float:
-        return self.speed * 12_500_000 / (max(self.pkt_size, 60) + 24)
-
-    def reset(self, now: float) -> None:
-        self.rx = self.tx = self.tx_fail = 0
-        self.frac = 0.0
-        self.win, self.prev_win, self.total = Window(now), Window(now), Window(now)
-        self.hist = [0] * N_BUCKETS
-
-
-@dataclass
-class Port:
-    num: int
-    name: str
-    rx_pkts: int = 0
-    tx_pkts: int = 0
-    rx_bytes: int = 0
-    tx_bytes: int = 0
-    snap: tuple[int, int, int, int] = (0, 0, 0, 0)
-    snap_tsc: int = 0
-
-    def counters(self) -> tuple[int, int, int, int]:
-        return (self.rx_bytes, self.tx_bytes, self.rx_pkts, self.tx_pkts)
-
-
-# ----------------------------------------------------------------------------- config
-
-VAR_RE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
-
-
-def _subst(value: str, variables: dict[str, str], where: str) -> str:
-    def repl(m: re.Match) -> str:
-        name = m.group(1) or m.group(2)
-        if name not in variables:
-            raise ConfigError(f"error: undefined variable ${name} in {where}")
-        return variables[name]
-
-    return VAR_RE.sub(repl, value)
-
-
-def _int_list(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:s\d+h?)?(?:-(\d+)(?:s\d+h?)?)?", part)
-        if not m:
-            raise ValueError(part)
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        out.extend(range(lo, hi + 1))
-    return out
-
-
-def parse_cfg(path: str, variables: dict[str, str]) -> tuple[dict[int, Port], list[Task]]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise ConfigError(f"error: cannot open config file {path}: {e.strerror}") from e
-    base_dir = os.path.dirname(os.path.abspath(path))
-    sections: list[tuple[str, list[tuple[str, str]]]] = []
-    for raw in lines:
-        line = raw.strip()
-        if not line or line[0] in ";#":
-            continue
-        if line.startswith("[") and "]" in line:
-            name = _subst(line[1 : line.index("]")].strip(), variables, line)
-            sections.append((name, []))
-            continue
-        if not sections:
-            continue
-        sec_name, entries = sections[-1]
-        where = f"[{sec_name}]"
-        if sec_name == "lua":
-            _check_placeholder(line, where)
-            for m in re.finditer(r"""dofile\(\s*["']([^"']+)["']\s*\)""", line):
-                lua = os.path.join(base_dir, m.group(1))  # absolute paths stay as they are
-                if not os.path.isfile(lua):
-                    raise ConfigError(f"error: cannot open {lua}")
-            continue
-        line = line.split(";", 1)[0].strip()
-        key, _, value = line.partition("=")
-        key, value = key.strip(), value.strip()
-        value = _subst(value, variables, f"{where} {key}")
-        _check_placeholder(value, f"{where} {key}")
-        if sec_name == "variables" and key.startswith("$"):
-            variables[key[1:]] = value
-        entries.append((key, value))
-    return _build(sections)
-
-
-def _check_placeholder(text: str, where: str) -> None:
-    """Yardstick fills @@name placeholders; one left over means a broken config."""
-    if m := re.search(r"@@\w*", text):
-        raise ConfigError(f"error: unresolved placeholder {m.group(0)} in {where}")
-
-
-def _build(sections: list[tuple[str, list[tuple[str, str]]]]) -> tuple[dict[int, Port], list[Task]]:
-    ports: dict[int, Port] = {}
-    for name, entries in sections:
-        if m := re.fullmatch(r"port\s+(\d+)", name):
-            num = int(m.group(1))
-            ports[num] = Port(num, dict(entries).get("name", f"port{num}"))
-    by_name = {p.name: p.num for p in ports.values()}
-
-    def port_ids(value: str, where: str) -> list[int]:
-        ids = []
-        for item in filter(None, (v.strip() for v in value.split(","))):
-            if item in by_name:
-                ids.append(by_name[item])
-            elif item.isdigit() and int(item) in ports:
-                ids.append(int(item))
-            else:
-                raise ConfigError(f"error: unknown port '{item}' in {where}")
-        return ids
-
-    tasks: dict[tuple[int, int], Task] = {}
-    for name, entries in sections:
-        m = re.fullmatch(r"core\s+(.+)", name)
-        if not m:
-            continue
-        where = f"[{name}]"
-        try:
-            cores = _int_list(m.group(1))
-        except ValueError as e:
-            raise ConfigError(f"error: invalid core specification in {where}") from e
-        kv = dict(entries)
-        for core in cores:
-            t = Task(core=core, task=int(kv.get("task", "0")), name=kv.get("name", ""),
-                     mode=kv.get("mode", "nop"))
-            if (core, t.task) in tasks:
-                raise ConfigError(f"error: core {core} task {t.task} defined twice")
-            t.tx_ports = port_ids(kv.get("tx port", ""), f"{where} tx port")
-            t.rx_ports = port_ids(kv.get("rx port", ""), f"{where} rx port")
-            if "pkt inline" in kv:
-                data = kv["pkt inline"].split()
-                bad = [b for b in data if not re.fullmatch(r"[0-9a-fA-F]{2}", b)]
-                if bad or not data:
-                    raise ConfigError(f"error: invalid byte '{bad[0] if bad else ''}' in "
-                                      f"{where} pkt inline (expected hex bytes)")
-                t.pkt_size = len(data)
-            if "pkt size" in kv:
-                t.pkt_size = int(kv["pkt size"])
-            if "bps" in kv:
-                t.speed = int(float(kv["bps"])) / 12_500_000
-            t.bucket_size = int(kv.get("bucket size", "11"))
-            if t.mode == "gen" and not t.tx_ports:
-                raise ConfigError(f"error: gen task in {where} needs a tx port")
-            tasks[(core, t.task)] = t
-    return ports, list(tasks.values())
-
-
-# ----------------------------------------------------------------------------- simulation
-
-@dataclass
-class Dut:
-    capacity_pps: float = 1_000_000.0
-    capacity_gbps: float = 10.0
-    latency_us: float = 10.0
-
-    @classmethod
-    def from_env(cls, spec: str) -> Dut:
-        dut = cls()
-        for item in filter(None, (s.strip() for s in spec.split(","))):
-            key, _, value = item.partition("=")
-            if key.strip() not in ("capacity_pps", "capacity_gbps", "latency_us"):
-                raise ConfigError(f"error: NSB_PROX_DOUBLE_DUT: unknown key '{key.strip()}'")
-            setattr(dut, key.strip(), float(value))
-        return dut
-
-
-class Sim:
-    def __init__(self, ports: dict[int, Port], tasks: list[Task], dut: Dut, live: bool):
-        self.ports, self.tasks, self.dut, self.live = ports, tasks, dut, live
-        self.index = {(t.core, t.task): t for t in tasks}
-        self.t_last = time.monotonic()
-        self.frozen_tsc = self._tsc_now()
-        self.fwd_frac = 0.0
-        self.rot = 0
-        for p in ports.values():
-            p.snap_tsc = self.frozen_tsc
-        for t in tasks:
-            t.reset(self.t_last)
-
-    @staticmethod
-    def _tsc_now() -> int:
-        return TSC_OFFSET + time.monotonic_ns() * (TSC_HZ // 1_000_000_000)
-
-    def tsc(self) -> int:
-        return self._tsc_now() if self.live else self.frozen_tsc
-
-    def advance(self) -> None:
-        now = time.monotonic()
-        dt, self.t_last = now - self.t_last, now
-        gens = [t for t in self.tasks if t.mode == "gen" and t.running and t.speed > 0]
-        if not self.live or dt <= 0 or not gens:
-            return
-        lats = [t for t in self.tasks if t.mode == "lat" and t.running]
-        offered_pps = sum(g.pps for g in gens)
-        offered_bps = sum(g.pps * (max(g.pkt_size, 60) + 24) for g in gens)
-        cap_bps = self.dut.capacity_gbps * 1e9 / 8
-        ratio = min(1.0, self.dut.capacity_pps / offered_pps, cap_bps / offered_bps)
-        load = min(1.0, max(offered_pps / self.dut.capacity_pps, offered_bps / cap_bps))
-        base_us = self.dut.latency_us * (1 + 4 * load**4) + (200.0 if ratio < 1.0 else 0.0)
-        n_slices = min(100, max(1, math.ceil(dt / 0.01)))
-        for _ in range(n_slices):
-            sent = sent_bytes = 0
-            for g in gens:
-                x = g.pps * dt / n_slices + g.frac
-                n = int(x)
-                g.frac = x - n
-                g.tx += n
-                sent += n
-                sent_bytes += n * g.pkt_size
-                for port, k in zip(g.tx_ports, _split(n, len(g.tx_ports), g.rot), strict=True):
-                    self.ports[port].tx_pkts += k
-                    self.ports[port].tx_bytes += k * g.pkt_size
-                g.rot += n
-            x = sent * ratio + self.fwd_frac
-            fwd = int(x)
-            self.fwd_frac = x - fwd
-            if not lats or not fwd:
-                continue
-            for lat, k in zip(lats, _split(fwd, len(lats), self.rot), strict=True):
-                if k:
-                    self._receive(lat, k, round(k * sent_bytes / sent), base_us, now)
-            self.rot += fwd
-
-    def _receive(self, lat: Task, k: int, nbytes: int, base_us: float, now: float) -> None:
-        lat.rx += k
-        lat.tx_fail += k  # the lat task consumes what it receives
-        for port, kk in zip(lat.rx_ports, _split(k, len(lat.rx_ports), lat.rot), strict=True):
-            self.ports[port].rx_pkts += kk
-            self.ports[port].rx_bytes += round(nbytes * kk / k)
-        lat.rot += k
-        lo = base_us * (1 - 0.05 * random.random())
-        hi = base_us * (1 + 0.05 * random.random())
-        if now - lat.win.start >= 1.0:
-            lat.prev_win, lat.win = lat.win, Window(now)
-        lat.win.add(k, lo, hi)
-        lat.total.add(k, lo, hi)
-        _spread(lat.hist, k, lo * TSC_HZ / 1e6, hi * TSC_HZ / 1e6, 2**lat.bucket_size)
-
-    def reset(self) -> None:
-        self.advance()
-        tsc = self.tsc()
-        for t in self.tasks:
-            t.reset(self.t_last)
-        for p in self.ports.values():
-            p.rx_pkts = p.tx_pkts = p.rx_bytes = p.tx_bytes = 0
-            p.snap, p.snap_tsc = (0, 0, 0, 0), tsc
-        self.fwd_frac = 0.0
-
-
-def _split(n: int, k: int, rot: int) -> list[int]:
-    """n items over k bins as evenly as possible, remainder starting at bin rot % k."""
-    if k == 0:
-        return []
-    out = [n // k] * k
-    for i in range(n % k):
-        out[(rot + i) % k] += 1
-    return out
-
-
-def _spread(hist: list[int], k: int, lo: float, hi: float, width: int) -> None:
-    """Add k frames with latencies uniform in [lo, hi] TSC cycles to the histogram."""
-    top = N_BUCKETS - 1
-    b_lo, b_hi = min(int(lo // width), top), min(int(hi // width), top)
-    if b_lo == b_hi or hi <= lo:
-        hist[b_lo] += k
-        return
-    raw = []
-    for b in range(b_lo, b_hi + 1):
-        end = hi if b == top else min(hi, (b + 1) * width)
-        raw.append(k * max(0.0, end - max(lo, b * width)) / (hi - lo))
-    ints = [int(x) for x in raw]
-    by_rest = sorted(range(len(raw)), key=lambda i: raw[i] - ints[i], reverse=True)
-    for i in by_rest[: k - sum(ints)]:
-        ints[i] += 1
-    for i, c in enumerate(ints):
-        hist[b_lo + i] += c
 
 
 # ----------------------------------------------------------------------------- protocol
@@ -428,12 +108,12 @@ class Prox:
     def _cores(self, spec: str) -> list[int]:
         if spec == "all":
             return sorted({t.core for t in self.sim.tasks})
-        return _int_list(spec)
+        return int_list(spec)
 
     def _pairs(self, args: list[str]) -> list[tuple[int, int]]:
         if len(args) < 2:
             raise ValueError("core and task needed")
-        return [(c, t) for c in self._cores(args[0]) for t in _int_list(args[1])]
+        return [(c, t) for c in self._cores(args[0]) for t in int_list(args[1])]
 
     def _invalid(self, pairs: list[tuple[int, int]]) -> str | None:
         for c, t in pairs:
@@ -581,7 +261,7 @@ class Prox:
         return reply
 
     def multi_port_stats(self, args: list[str]) -> str | None:
-        ports = [self._port(str(p)) for p in _int_list(args[0])]
+        ports = [self._port(str(p)) for p in int_list(args[0])]
         if None in ports:
             return None
         self.sim.advance()
@@ -700,7 +380,7 @@ def main(argv: list[str]) -> int:
     if "f" not in opts:
         fatal("error: no configuration file given (-f CFG)")
     try:
-        dut = Dut.from_env(os.environ.get("NSB_PROX_DOUBLE_DUT", ""))
+        dut = dut_from_env(os.environ.get("NSB_PROX_DOUBLE_DUT", ""))
         ports, tasks = parse_cfg(opts["f"], dict(opts["vars"]))
     except ConfigError as e:
         fatal(str(e))
