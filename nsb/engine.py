@@ -78,7 +78,7 @@ def plan(task: Task, run: RunInfo) -> Plan:
         if not isinstance(generator, TrafficGen):
             raise scenario.generator.type_error(
                 f"'{scenario.generator.type}' is not a traffic generator; generators: "
-                f"{', '.join(_generator_names())}")
+                f"{', '.join(plugins.generator_names())}")
         _, profile = _instance("nsb.traffic_profiles", scenario.profile, run)
         _, runner = _instance("nsb.runners", scenario.runner, run)
         scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner))
@@ -93,20 +93,6 @@ def _vnf(spec: VnfSpec, context: Context, run: RunInfo) -> Vnf:
     cls = plugins.load_class("nsb.vnfs", spec)
     options = plugins.check_options(cls, spec)
     return cls(spec, options, context.nodes[spec.node], context, run)
-
-
-def _generator_names() -> list[str]:
-    names = []
-    for name in plugins.available("nsb.vnfs"):
-        try:
-            from stevedore import driver
-
-            cls = driver.DriverManager("nsb.vnfs", name, invoke_on_load=False).driver
-        except Exception:  # a broken third-party plugin must not hide this error
-            continue
-        if isinstance(cls, type) and issubclass(cls, TrafficGen):
-            names.append(name)
-    return names
 
 
 class EventBus:

@@ -61,6 +61,23 @@ def check_options(plugin_class: type, spec: PluginSpec) -> dict:
     return options
 
 
+def generator_names() -> list[str]:
+    """Installed VNF plugins that are traffic generators (broken plugins are left out)."""
+    from stevedore import driver
+
+    from nsb.vnfs.base import TrafficGen
+
+    names = []
+    for name in available("nsb.vnfs"):
+        try:
+            cls = driver.DriverManager("nsb.vnfs", name, invoke_on_load=False).driver
+        except Exception:  # a broken third-party plugin must not hide the real error
+            continue
+        if isinstance(cls, type) and issubclass(cls, TrafficGen):
+            names.append(name)
+    return names
+
+
 def describe_all(namespace: str | None = None) -> list[PluginInfo]:
     """Every installed plugin with the first line of its docstring."""
     from stevedore import ExtensionManager

@@ -179,7 +179,8 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
                             where=Where(doc, at + ("nodes", name)),
                             options_at=Where(doc, at + ("options", name))))
 
-    generators = [v for v in vnfs if v.type in _generator_plugins()]
+    generator_types = set(plugins.generator_names())
+    generators = [v for v in vnfs if v.type in generator_types]
     if len(generators) != 1:
         raise not_supported(doc, at + ("nodes",), f"{len(generators)} traffic generators in one "
                             "scenario (nsb drives exactly one)")
@@ -238,18 +239,3 @@ def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
             ends.append(f"{node}:{iface}")
         links.append(ends)
     return links
-
-
-def _generator_plugins() -> set[str]:
-    from nsb.vnfs.base import TrafficGen
-
-    names = set()
-    for name in plugins.available("nsb.vnfs"):
-        spec = PluginSpec(type=name, options={}, where=None)
-        try:
-            cls = plugins.load_class("nsb.vnfs", spec)
-        except Exception:  # a broken third-party plugin must not hide the real error
-            continue
-        if isinstance(cls, type) and issubclass(cls, TrafficGen):
-            names.add(name)
-    return names
