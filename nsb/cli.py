@@ -240,13 +240,8 @@ def cmd_node_check(args) -> int:
     from nsb import preflight
     from nsb.contexts import baremetal, pod
     from nsb.errors import TaskError
-    from nsb.task.loader import read_document
-    from nsb.task.model import Where
 
-    path = Path(args.pod).resolve()
-    if not path.is_file():
-        raise TaskError("pod file not found", args.pod)
-    nodes = pod.load_pod(path, Where(read_document(path), ()))
+    nodes = pod.load_pod(Path(args.pod).resolve())
     binaries = args.binary or ["dpdk-testpmd", "trafgen"]
     failed = 0
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from nsb.contexts.base import Interface, Node, SshAccess
 from nsb.task import schema
+from nsb.task.loader import read_document
 from nsb.task.model import Where
 
 _MAC = "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
@@ -66,11 +67,12 @@ POD_SCHEMA = {
 }
 
 
-def load_pod(path: Path, where: Where) -> dict[str, Node]:
-    """Nodes of the pod at ``path``; errors point into the pod file (or at ``where``)."""
-    from nsb.task.loader import read_document  # the loader imports contexts lazily too
+def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
+    """Nodes of the pod at ``path``; errors point into the pod file.
 
-    if not path.exists():
+    A missing pod is reported at ``where`` (the task key naming it) when given.
+    """
+    if where is not None and not path.exists():
         raise where.error(f"pod file not found: {path}", "file")
     doc = read_document(path)
     schema.validate(doc.data, POD_SCHEMA, doc)
