@@ -173,10 +173,12 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
                 teardown.callback(plan.context.undeploy)
                 LOG.info("deploying %s context", plan.context.spec.type)
                 plan.context.deploy()
+                facts = {}
                 for node in plan.context.nodes.values():
+                    facts[node.name] = platform.collect(node.executor, node)
                     bus.emit(PlatformFacts(run.task_id, "", node=node.name,
-                                           facts=platform.collect(node.executor, node)))
-                _preflight(plan)
+                                           facts=facts[node.name]))
+                _preflight(plan, facts)
                 for scenario in plan.scenarios:
                     _run_scenario(scenario, run, bus)
         except Interrupted as exc:
@@ -194,8 +196,11 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
             bus.close()
 
 
-def _preflight(plan: Plan) -> None:
-    """Every node has what its VNFs need before any traffic; else one line per failure."""
+def _preflight(plan: Plan, facts: dict[str, dict]) -> None:
+    """Every node has what its VNFs need before any traffic; else one line per failure.
+
+    ``facts`` are the platform facts just collected, so nothing is read twice.
+    """
     needs: dict[str, tuple] = {}  # node name -> (node, binaries)
     for scenario in plan.scenarios:
         for vnf in [*scenario.vnfs, scenario.generator]:
@@ -204,7 +209,8 @@ def _preflight(plan: Plan) -> None:
     failed = []
     for node, binaries in needs.values():
         if getattr(node, "executor", None) is not None:
-            failed += preflight.failures(preflight.check_node(node, binaries))
+            failed += preflight.failures(preflight.check_node(node, binaries,
+                                                              facts.get(node.name)))
     if failed:
         raise PrerequisiteError("pre-flight checks failed, no traffic was sent:\n"
                                 + "\n".join(check.line() for check in failed))

@@ -19,6 +19,8 @@ _PCI = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 # a virtio NIC's device link names the virtio device; its parent is the PCI one
 _PCI_OF_NETDEV = ('d=$(readlink -f "/sys/class/net/$1/device") || exit 0; '
                   'case "$(basename "$d")" in virtio*) d=$(dirname "$d");; esac; basename "$d"')
+_MEMINFO = {"MemTotal": "mem_total", "HugePages_Total": "hugepages_total",
+            "HugePages_Free": "hugepages_free", "Hugepagesize": "hugepagesize"}
 _VERSIONS = {
     "dpdk": ["dpkg-query", "-W", "-f=${Version}", "dpdk"],
     "netsniff_ng": ["dpkg-query", "-W", "-f=${Version}", "netsniff-ng"],
@@ -45,11 +47,10 @@ def collect(executor: Executor, node=None) -> dict:
                     facts.setdefault("numa_layout", {})[numa.group(1)] = entry.get("data")
         except json.JSONDecodeError:
             LOG.debug("lscpu -J gave no JSON")
-    meminfo = command_output(executor, ["cat", "/proc/meminfo"])
-    for line in meminfo.splitlines():
+    for line in command_output(executor, ["cat", "/proc/meminfo"]).splitlines():
         name, _, value = line.partition(":")
-        if name in ("MemTotal", "HugePages_Total", "HugePages_Free", "Hugepagesize"):
-            facts[_snake(name)] = _number(value.replace("kB", "").strip())
+        if name in _MEMINFO:
+            facts[_MEMINFO[name]] = _number(value.replace("kB", "").strip())
     if "mem_total" in facts:
         facts["memory_gib"] = round(facts.pop("mem_total") / 1024 / 1024, 1)
     facts["isolated_cpus"] = command_output(executor, ["cat", "/sys/devices/system/cpu/isolated"])
@@ -97,12 +98,3 @@ def _number(text):
         return int(text)
     except (TypeError, ValueError):
         return text
-
-
-def _snake(name: str) -> str:
-    out = ""
-    for index, char in enumerate(name):
-        if char.isupper() and index and not name[index - 1].isupper():
-            out += "_"
-        out += char.lower()
-    return out.replace("huge_pages", "hugepages")

@@ -29,8 +29,12 @@ class Check:
         return f"{self.node}: {self.what}: {'ok' if self.ok else 'FAILED'}: {self.detail}"
 
 
-def check_node(node: Node, binaries: list[str]) -> list[Check]:
-    """Checks of one node whose executor is connected."""
+def check_node(node: Node, binaries: list[str], facts: dict | None = None) -> list[Check]:
+    """Checks of one node whose executor is connected.
+
+    ``facts`` are the node's platform facts when the run already collected
+    them (platform.collect); otherwise they are collected here.
+    """
     executor = node.executor
     checks = []
     try:
@@ -42,18 +46,18 @@ def check_node(node: Node, binaries: list[str]) -> list[Check]:
         found = executor.which(binary)
         checks.append(Check(node.name, f"binary {binary}", bool(found),
                             found or "not found (install it or set the VNF's path option)"))
-    meminfo = dict(_meminfo(executor))
-    total, free = meminfo.get("HugePages_Total", 0), meminfo.get("HugePages_Free", 0)
+    if facts is None:
+        facts = platform.collect(executor, node)
+    total, free = facts.get("hugepages_total", 0), facts.get("hugepages_free", 0)
     needs_hugepages = any(i.pci for i in node.interfaces.values())
     checks.append(Check(node.name, "hugepages", free > 0 or not needs_hugepages,
-                        f"{free} free of {total} ({meminfo.get('Hugepagesize', 0)} kB each)"
+                        f"{free} free of {total} ({facts.get('hugepagesize', 0)} kB each)"
                         + ("" if needs_hugepages else "; not needed: no PCI NICs")))
-    isolated = platform.command_output(executor, ["cat", "/sys/devices/system/cpu/isolated"])
-    checks.append(Check(node.name, "isolated CPUs", True, isolated or "none"))
+    checks.append(Check(node.name, "isolated CPUs", True, facts.get("isolated_cpus") or "none"))
     for iface in node.interfaces.values():
         if not iface.pci:
             continue
-        nic = platform.nic_facts(executor, iface)
+        nic = facts.get("nics", {}).get(iface.name, {})
         driver = nic.get("driver", "")
         if not driver:
             checks.append(Check(node.name, f"NIC {iface.name}", False,
@@ -66,17 +70,6 @@ def check_node(node: Node, binaries: list[str]) -> list[Check]:
             + ("" if bound else f"; bind it to a DPDK driver ({', '.join(sorted(DPDK_DRIVERS))})"
                " with dpdk-devbind.py")))
     return checks
-
-
-def _meminfo(executor) -> list[tuple[str, int]]:
-    pairs = []
-    for line in platform.command_output(executor, ["cat", "/proc/meminfo"]).splitlines():
-        name, _, value = line.partition(":")
-        try:
-            pairs.append((name, int(value.replace("kB", "").strip())))
-        except ValueError:
-            continue
-    return pairs
 
 
 def failures(checks: list[Check]) -> list[Check]:
