@@ -14,9 +14,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
+from dataclasses import replace
 
 from nsb.errors import TaskError
 from nsb.trial import LatencyStats, Trial, TrialResult
+from nsb.vnfs import latency_probe
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.prox import PROX_OPTIONS, ProxVnf
 from nsb.vnfs.prox_client import LatStats
@@ -25,7 +27,6 @@ LOG = logging.getLogger(__name__)
 
 BYTES_PER_PCT = 12_500_000  # PROX's speed unit: 1% of 10 Gbit/s, in bytes per second
 WIRE_OVERHEAD = 20  # preamble + inter-frame gap, which PROX's pacing counts
-PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 
 
 def speed_pct(rate_pps: float, frame_size: int) -> float:
@@ -117,10 +118,10 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         if limited:
             LOG.info("%s: PROX sent %.0f pps of %.0f asked: generator-limited", self.name,
                      tx_pps, trial.rate_pps)
-        return TrialResult(trial=trial, tx_packets=tx, rx_packets=rx, elapsed_s=window_s,
-                           latency=latency, generator_limited=limited, ports=ports,
-                           extra=self._nsb_kpis(trial, tx, rx, rx_pps, latency),
-                           measured_tx_pps=tx_pps, measured_rx_pps=rx_pps)
+        result = TrialResult(trial=trial, tx_packets=tx, rx_packets=rx, elapsed_s=window_s,
+                             latency=latency, generator_limited=limited, ports=ports,
+                             measured_tx_pps=tx_pps, measured_rx_pps=rx_pps)
+        return replace(result, extra=nsb_kpis(result))
 
     def _drain(self):
         """Lat task counters once they stop moving (or after drain_timeout_s)."""
@@ -166,19 +167,17 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         return {names.get(n, f"port{n}"): {"tx_packets": p.tx, "rx_packets": p.rx}
                 for n, p in totals.items()}
 
-    @staticmethod
-    def _nsb_kpis(trial: Trial, tx: int, rx: int, rx_pps: float,
-                  latency: LatencyStats | None) -> dict[str, float]:
-        """The names NSB's PROX generator reported, so existing dashboards keep working."""
-        loss = 100.0 * max(0, tx - rx) / tx if tx else 100.0
-        rx_mpps = rx_pps / 1e6
-        kpis = {"Throughput": rx_mpps, "RxThroughput": rx_mpps,
-                "TxThroughput": trial.rate_pps / 1e6, "DropPackets": loss,
-                "CurrentDropPackets": loss, "PktSize": float(trial.frame_size)}
-        if latency is not None:
-            kpis.update(LatencyMin=latency.min_us, LatencyMax=latency.max_us,
-                        LatencyAvg=latency.avg_us)
-        return kpis
+
+def nsb_kpis(result: TrialResult) -> dict[str, float]:
+    """The names NSB's PROX generator reported, so existing dashboards keep working."""
+    rx_mpps = result.rx_rate_pps / 1e6
+    kpis = {"Throughput": rx_mpps, "RxThroughput": rx_mpps,
+            "TxThroughput": result.trial.rate_pps / 1e6, "DropPackets": result.loss_pct,
+            "CurrentDropPackets": result.loss_pct, "PktSize": float(result.trial.frame_size)}
+    if result.latency is not None:
+        kpis.update(LatencyMin=result.latency.min_us, LatencyMax=result.latency.max_us,
+                    LatencyAvg=result.latency.avg_us)
+    return kpis
 
 
 def _merge_histograms(histograms: list[tuple[list[int], int]], hz: int,
@@ -198,7 +197,7 @@ def _merge_histograms(histograms: list[tuple[list[int], int]], hz: int,
 def _percentiles(histogram: list[tuple[float, int]], samples: int) -> dict[str, float]:
     """Upper bucket edge at each percentile's rank (conservative by at most one bucket)."""
     result = {}
-    for p in PERCENTILES:
+    for p in latency_probe.PERCENTILES:
         rank = max(1, -(-p * samples // 100))
         seen = 0
         for edge, count in histogram:
