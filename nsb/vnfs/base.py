@@ -28,6 +28,17 @@ class Vnf(abc.ABC):
     def executor(self):
         return self.node.executor
 
+    @property
+    def work_dir(self) -> str:
+        """This VNF's directory on its node (configs, sockets, scripts); gone at teardown."""
+        return f"/tmp/nsb-{self.run.task_id}/{self.name}"
+
+    def remove_work_dir(self) -> None:
+        """Remove ``work_dir``, and the task's directory once no other VNF uses it."""
+        self.executor.run(["rm", "-rf", self.work_dir], check=False)
+        self.executor.run(["rmdir", "--ignore-fail-on-non-empty",
+                           f"/tmp/nsb-{self.run.task_id}"], check=False)
+
     def log_path(self, what: str) -> str:
         """Where this VNF keeps the output of ``what`` in the results directory."""
         self.run.log_dir.mkdir(parents=True, exist_ok=True)

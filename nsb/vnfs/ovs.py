@@ -54,27 +54,26 @@ class OvsVnf(Vnf):
                 f"no link goes via bridge '{self.bridge}' of node {node.name}; write links as "
                 f"{{ends: [a:if, b:if], via: {self.bridge}}} and list the bridge in the node's "
                 "'bridges'", "bridge")
-        self.rundir = f"/tmp/nsb-{run.task_id}/ovs-{spec.name}"
         self.processes_started: list = []
         self.log = ""
 
     # --- commands --------------------------------------------------------
 
     def _env(self) -> list[str]:
-        return ["env", f"OVS_RUNDIR={self.rundir}", f"OVS_LOGDIR={self.rundir}",
-                f"OVS_DBDIR={self.rundir}"]
+        return ["env", f"OVS_RUNDIR={self.work_dir}", f"OVS_LOGDIR={self.work_dir}",
+                f"OVS_DBDIR={self.work_dir}"]
 
     def vsctl(self, *args: str) -> str:
-        return self.executor.run([*self._env(), "ovs-vsctl", f"--db=unix:{self.rundir}/db.sock",
+        return self.executor.run([*self._env(), "ovs-vsctl", f"--db=unix:{self.work_dir}/db.sock",
                                   "--timeout=10", *args], timeout=20).stdout
 
     def ofctl(self, *args: str) -> str:
         return self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", *args[:1],
-                                  f"unix:{self.rundir}/{self.bridge}.mgmt", *args[1:]],
+                                  f"unix:{self.work_dir}/{self.bridge}.mgmt", *args[1:]],
                                  timeout=20).stdout
 
     def appctl(self, *args: str) -> str:
-        return self.executor.run(["ovs-appctl", "-t", f"{self.rundir}/ovs-vswitchd.ctl", *args],
+        return self.executor.run(["ovs-appctl", "-t", f"{self.work_dir}/ovs-vswitchd.ctl", *args],
                                  timeout=20).stdout
 
     def required_binaries(self) -> list[str]:
@@ -118,22 +117,23 @@ class OvsVnf(Vnf):
 
     def instantiate(self) -> None:
         run = self.executor.run
-        run(["mkdir", "-p", self.rundir])
-        run(["ovsdb-tool", "create", f"{self.rundir}/conf.db", SCHEMA])
+        run(["mkdir", "-p", self.work_dir])
+        run(["ovsdb-tool", "create", f"{self.work_dir}/conf.db", SCHEMA])
         self.log = self.log_path("ovs")
         self.processes_started.append(self.executor.start(
-            [*self._env(), "ovsdb-server", f"{self.rundir}/conf.db",
-             f"--remote=punix:{self.rundir}/db.sock", f"--pidfile={self.rundir}/ovsdb-server.pid",
-             f"--unixctl={self.rundir}/ovsdb-server.ctl", "-vconsole:info"],
+            [*self._env(), "ovsdb-server", f"{self.work_dir}/conf.db",
+             f"--remote=punix:{self.work_dir}/db.sock",
+             f"--pidfile={self.work_dir}/ovsdb-server.pid",
+             f"--unixctl={self.work_dir}/ovsdb-server.ctl", "-vconsole:info"],
             log_path=self.log))
-        self._wait_for(f"{self.rundir}/db.sock", "ovsdb-server")
+        self._wait_for(f"{self.work_dir}/db.sock", "ovsdb-server")
         self.vsctl("--no-wait", "init")
         self._set_other_config()
         self.processes_started.append(self.executor.start(
-            [*self._env(), "ovs-vswitchd", f"unix:{self.rundir}/db.sock",
-             f"--pidfile={self.rundir}/ovs-vswitchd.pid",
-             f"--unixctl={self.rundir}/ovs-vswitchd.ctl", "-vconsole:info"], log_path=self.log))
-        self._wait_for(f"{self.rundir}/ovs-vswitchd.ctl", "ovs-vswitchd")
+            [*self._env(), "ovs-vswitchd", f"unix:{self.work_dir}/db.sock",
+             f"--pidfile={self.work_dir}/ovs-vswitchd.pid",
+             f"--unixctl={self.work_dir}/ovs-vswitchd.ctl", "-vconsole:info"], log_path=self.log))
+        self._wait_for(f"{self.work_dir}/ovs-vswitchd.ctl", "ovs-vswitchd")
         ports = [p for link in self.links for p in (link.switch_a.interface,
                                                       link.switch_b.interface)]
         args = ["add-br", self.bridge, "--", "set", "bridge", self.bridge,
@@ -211,6 +211,4 @@ class OvsVnf(Vnf):
         for process in reversed(self.processes_started):
             process.stop(grace_s=5.0)
         self.processes_started.clear()
-        self.executor.run(["rm", "-rf", self.rundir], check=False)
-        self.executor.run(["rmdir", "--ignore-fail-on-non-empty", f"/tmp/nsb-{self.run.task_id}"],
-                          check=False)
+        self.remove_work_dir()

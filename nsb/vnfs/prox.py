@@ -51,7 +51,6 @@ class ProxVnf(Vnf):
 
     def __init__(self, spec, options, node, context, run):
         super().__init__(spec, options, node, context, run)
-        self.remote_dir = f"/tmp/nsb-{run.task_id}/{spec.name}"
         self.files = self._prox_files()
         self.config = self._render_config()
         self.process = None
@@ -75,7 +74,7 @@ class ProxVnf(Vnf):
             local = self._local(name)
             if not local.is_file():
                 raise self.spec.options_where.error(f"file not found: {local}", "prox_files")
-            files[local.name] = (local, f"{self.remote_dir}/{local.name}")
+            files[local.name] = (local, f"{self.work_dir}/{local.name}")
         return files
 
     def port_addresses(self) -> dict[int, prox_config.PortAddresses]:
@@ -90,7 +89,7 @@ class ProxVnf(Vnf):
         config = prox_config.ProxConfig.parse(local.read_text(), str(local))
         remote = {name: path for name, (_, path) in self.files.items()}
         if self.options["prox_generate_parameter"]:
-            remote["parameters.lua"] = f"{self.remote_dir}/parameters.lua"
+            remote["parameters.lua"] = f"{self.work_dir}/parameters.lua"
         config.fill(self.port_addresses(), remote, self.node.name)
         if self._af_packet():
             interfaces = {n: i.name for n, i in self.node.dpdk_ports().items()}
@@ -119,7 +118,7 @@ class ProxVnf(Vnf):
 
     @property
     def remote_config(self) -> str:
-        return f"{self.remote_dir}/{Path(self.options['prox_config']).name}"
+        return f"{self.work_dir}/{Path(self.options['prox_config']).name}"
 
     def describe(self) -> dict:
         described = super().describe()
@@ -138,7 +137,7 @@ class ProxVnf(Vnf):
         for local, remote in self.files.values():
             self.executor.write_file(remote, local.read_text())
         if self.options["prox_generate_parameter"]:
-            self.executor.write_file(f"{self.remote_dir}/parameters.lua",
+            self.executor.write_file(f"{self.work_dir}/parameters.lua",
                                      prox_config.parameters_lua(self.port_addresses()))
         self.executor.write_file(self.remote_config, self.config.text())
         self.log = self.log_path("prox")
@@ -196,6 +195,4 @@ class ProxVnf(Vnf):
             code = self.process.stop(grace_s=5.0)
             LOG.info("%s: PROX stopped (exit %s), log in %s", self.name, code, self.log)
             self.process = None
-            self.executor.run(["rm", "-rf", self.remote_dir], check=False)
-            self.executor.run(["rmdir", "--ignore-fail-on-non-empty",
-                               str(Path(self.remote_dir).parent)], check=False)
+            self.remove_work_dir()

@@ -55,7 +55,6 @@ class TrafgenGenerator(TrafficGen):
     def __init__(self, spec, options, node, context, run):
         super().__init__(spec, options, node, context, run)
         self.streams = self._streams(options.get("port_pairs"))
-        self.workdir = f"/tmp/nsb-{run.task_id}/{spec.name}"
         self._processes = []
         self._shaped: set[str] = set()
         self._probe_process = None
@@ -105,8 +104,8 @@ class TrafgenGenerator(TrafficGen):
                         if binary.endswith("trafgen") else "")
                 raise PrerequisiteError(f"{self.node.name}: {binary} not found{hint}")
         self._silence_receivers()
-        self.executor.run(["mkdir", "-p", self.workdir])
-        self.probe_path = f"{self.workdir}/latency_probe.py"
+        self.executor.run(["mkdir", "-p", self.work_dir])
+        self.probe_path = f"{self.work_dir}/latency_probe.py"
         self.executor.write_file(self.probe_path, Path(latency_probe.__file__).read_text())
         self.log = self.log_path("trafgen")
 
@@ -141,9 +140,7 @@ class TrafgenGenerator(TrafficGen):
             self.executor.run(["ip", "addr", "add", address, "dev", name], check=False)
         self._removed_addresses = []
         if self.executor is not None:
-            self.executor.run(["rm", "-rf", self.workdir], check=False)
-            self.executor.run(["rmdir", "--ignore-fail-on-non-empty",
-                               f"/tmp/nsb-{self.run.task_id}"], check=False)
+            self.remove_work_dir()
 
     # trials
 
@@ -199,7 +196,7 @@ class TrafgenGenerator(TrafficGen):
         config = trafgen_config.packet_config(trial.frame_size, tx.mac, tx.peer_mac or rx.mac,
                                               tx.address or "10.0.0.1", rx.address or "10.0.0.2",
                                               flows)
-        path = f"{self.workdir}/stream{index}.cfg"
+        path = f"{self.work_dir}/stream{index}.cfg"
         self.executor.write_file(path, config)
         self._shape(stream.tx, pps, trial.frame_size)
         # --rate would send one burst per second; instead trafgen sends frame by frame
