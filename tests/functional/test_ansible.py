@@ -22,8 +22,7 @@ import pytest
 import yaml
 
 from nsb.ansible_inventory import inventory_from_pod, write_inventory
-from tests.conftest import ROOT, requires_root
-from tests.functional.sshd_node import sshd_node
+from tests.conftest import ROOT
 
 ANSIBLE = ROOT / "ansible"
 PLAYBOOK = ANSIBLE / "nsb_setup.yml"
@@ -188,13 +187,6 @@ def test_roles_agree_on_shared_defaults():
 
 
 # ------------------------------------------------------------ against a node
-
-
-@pytest.fixture(scope="module")
-def node():
-    requires_root()
-    with sshd_node() as started:
-        yield started
 
 
 @pytest.fixture

@@ -18,13 +18,6 @@ from tests.conftest import requires_root
 from tests.functional.sshd_node import PREFIX, sshd_node
 
 
-@pytest.fixture(scope="module")
-def node():
-    requires_root()
-    with sshd_node() as started:
-        yield started
-
-
 @pytest.fixture
 def executor(node):
     ex = SshExecutor("vnf_0", node.host, key_filename=node.key_filename,
