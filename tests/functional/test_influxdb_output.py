@@ -288,17 +288,23 @@ def test_v1_influxdb16_every_value_reads_back_with_influxql(tmp_path, caplog):
     assert_no_secrets(tmp_path, caplog, PASSWORD)
 
 
+def spool_with_a_wrong_password(run: RunInfo, server, events: list[Event]) -> InfluxDbOutput:
+    """Every event through an output InfluxDB 1.6 refuses: all of it ends in the spool."""
+    out = make_output(run, {"url": server.url, "api": "v1", "database": "nsb_ci",
+                            "username": ADMIN, "password": "wrong-" + PASSWORD, **QUICK})
+    out.open()
+    for event in events:
+        out.handle(event)
+    out.close()
+    return out
+
+
 def test_v1_wrong_password_spools_everything_then_push_sends_it_once(tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     events = synthetic_events()
     run = direct_run(tmp_path)
     with influxdb1(tmp_path, admin=(ADMIN, PASSWORD)) as server:
-        out = make_output(run, {"url": server.url, "api": "v1", "database": "nsb_ci",
-                                "username": ADMIN, "password": "wrong-" + PASSWORD, **QUICK})
-        out.open()
-        for event in events:
-            out.handle(event)
-        out.close()
+        out = spool_with_a_wrong_password(run, server, events)
         expected = expected_points(events)
         assert (out.sent_points, out.spooled_points) == (0, len(expected))
         assert "check the token or user" in caplog.text
@@ -428,12 +434,7 @@ def test_cli_results_push_sends_the_spool_once(tmp_path, nsb_main):
     events = synthetic_events()
     run = direct_run(tmp_path)
     with influxdb1(tmp_path, admin=(ADMIN, PASSWORD)) as server:
-        out = make_output(run, {"url": server.url, "api": "v1", "database": "nsb_ci",
-                                "username": ADMIN, "password": "wrong-" + PASSWORD, **QUICK})
-        out.open()
-        for event in events:
-            out.handle(event)
-        out.close()
+        spool_with_a_wrong_password(run, server, events)
         expected = expected_points(events)
         argv = ("results", "push", TASK_ID, "--results-dir", str(tmp_path / "results"),
                 "--password", PASSWORD)
