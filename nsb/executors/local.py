@@ -164,27 +164,32 @@ class NetnsExecutor(LocalExecutor):
         self.netns = netns
 
     def connect_tcp(self, port, host="127.0.0.1", timeout=5.0) -> socket.socket:
-        """Open the socket from a short-lived thread that entered the namespace.
+        return connect_in_netns(f"/run/netns/{self.netns}", host, port, timeout)
 
-        setns(2) switches only the calling thread; the socket keeps the
-        namespace it was created in, the rest of nsb stays where it was.
-        """
-        outcome: dict = {}
 
-        def connect() -> None:
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                with open(f"/run/netns/{self.netns}") as handle:
-                    if libc.setns(handle.fileno(), CLONE_NEWNET) != 0:
-                        errno = ctypes.get_errno()
-                        raise OSError(errno, f"setns({self.netns}): {os.strerror(errno)}")
-                outcome["socket"] = socket.create_connection((host, port), timeout=timeout)
-            except OSError as exc:
-                outcome["error"] = exc
+def connect_in_netns(netns_path: str, host: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection made inside the network namespace at ``netns_path``.
 
-        thread = threading.Thread(target=connect, name=f"connect-{self.netns}")
-        thread.start()
-        thread.join()
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["socket"]
+    Opened from a short-lived thread that entered the namespace: setns(2)
+    switches only the calling thread, the socket keeps the namespace it was
+    created in, and the rest of the process stays where it was.
+    """
+    outcome: dict = {}
+
+    def connect() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            with open(netns_path) as handle:
+                if libc.setns(handle.fileno(), CLONE_NEWNET) != 0:
+                    errno = ctypes.get_errno()
+                    raise OSError(errno, f"setns({netns_path}): {os.strerror(errno)}")
+            outcome["socket"] = socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=connect, name=f"connect-{netns_path}")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["socket"]

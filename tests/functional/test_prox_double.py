@@ -15,23 +15,21 @@ host namespace (and fails if port 8474 is taken).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import signal
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from nsb.executors.local import connect_in_netns
 from tests.doubles import prox_double
 
 DOUBLE = Path(prox_double.__file__).resolve()
 HZ = 2_000_000_000
-CLONE_NEWNET = 0x40000000
 ROOT = os.geteuid() == 0
 INT = r"\d+"
 
@@ -177,27 +175,7 @@ class Double:
         self.wait_for_log("Listening on port 8474")
         if not ROOT:
             return Client(socket.create_connection(("127.0.0.1", 8474), timeout=5))
-        result: dict = {}
-
-        def in_netns() -> None:  # setns(CLONE_NEWNET) only moves this thread
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                fd = os.open(f"/proc/{self.proc.pid}/ns/net", os.O_RDONLY)
-                try:
-                    if libc.setns(fd, CLONE_NEWNET) != 0:
-                        raise OSError(ctypes.get_errno(), "setns")
-                finally:
-                    os.close(fd)
-                result["sock"] = socket.create_connection(("127.0.0.1", 8474), timeout=5)
-            except Exception as e:  # re-raised in the test thread
-                result["error"] = e
-
-        thread = threading.Thread(target=in_netns)
-        thread.start()
-        thread.join()
-        if "error" in result:
-            raise result["error"]
-        return Client(result["sock"])
+        return Client(connect_in_netns(f"/proc/{self.proc.pid}/ns/net", "127.0.0.1", 8474, 5))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
