@@ -19,7 +19,7 @@ from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
 from nsb.vnfs import prox_config
 from nsb.vnfs.base import Vnf
-from nsb.vnfs.prox_client import PROX_PORT, ProxClient
+from nsb.vnfs.prox_client import PROX_PORT, PortTotals, ProxClient
 
 LOG = logging.getLogger(__name__)
 
@@ -92,8 +92,7 @@ class ProxVnf(Vnf):
             remote["parameters.lua"] = f"{self.work_dir}/parameters.lua"
         config.fill(self.port_addresses(), remote, self.node.name)
         if self._af_packet():
-            interfaces = {n: i.name for n, i in self.node.dpdk_ports().items()}
-            config.use_af_packet(interfaces, f"nsb-{self.run.task_id}-{self.name}",
+            config.use_af_packet(self.interface_names(), f"nsb-{self.run.task_id}-{self.name}",
                                  self.options["af_packet_frame_size"])
         return config
 
@@ -177,14 +176,23 @@ class ProxVnf(Vnf):
         kpis = {"packets_in": float(totals.rx), "packets_fwd": float(totals.tx),
                 "packets_dropped": float(max(0, totals.rx - totals.tx)),
                 "ierrors": float(self.client.tot_ierrors())}
-        ports = self.config.port_numbers()
-        if ports:
-            names = {n: i.name for n, i in self.node.dpdk_ports().items()}
-            for number, port in self.client.multi_port_stats(ports).items():
-                name = names.get(number, f"port{number}")
-                kpis[f"{name}.rx_packets"] = float(port.rx)
-                kpis[f"{name}.tx_packets"] = float(port.tx)
+        for name, port in self.port_totals().items():
+            kpis[f"{name}.rx_packets"] = float(port.rx)
+            kpis[f"{name}.tx_packets"] = float(port.tx)
         return kpis
+
+    def interface_names(self) -> dict[int, str]:
+        """DPDK port number -> the node's interface name."""
+        return {number: iface.name for number, iface in self.node.dpdk_ports().items()}
+
+    def port_totals(self) -> dict[str, PortTotals]:
+        """PROX's counters of the config's ports, by interface name."""
+        numbers = self.config.port_numbers()
+        if not numbers:
+            return {}
+        names = self.interface_names()
+        return {names.get(n, f"port{n}"): totals
+                for n, totals in self.client.multi_port_stats(numbers).items()}
 
     def terminate(self) -> None:
         if self.client is not None:

@@ -161,11 +161,8 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                             histogram=histogram)
 
     def _ports(self) -> dict[str, dict[str, int]]:
-        numbers = self.config.port_numbers()
-        names = {n: i.name for n, i in self.node.dpdk_ports().items()}
-        totals = self.client.multi_port_stats(numbers)
-        return {names.get(n, f"port{n}"): {"tx_packets": p.tx, "rx_packets": p.rx}
-                for n, p in totals.items()}
+        return {name: {"tx_packets": p.tx, "rx_packets": p.rx}
+                for name, p in self.port_totals().items()}
 
 
 def nsb_kpis(result: TrialResult) -> dict[str, float]:
