@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics chromium fonts-liberation python3-venv python3-pip
+APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics chromium fonts-liberation python3-venv python3-pip \
+	liblua5.3-0 libedit2 libncurses6 libpcap0.8 libnuma1 libfdt1 libbsd0
 DEMO_ARGS ?= {"duration_s": 2}
 
 .PHONY: all deps venv test unit functional lint demo genconfig bench clean
@@ -37,7 +38,8 @@ venv: $(BIN)/nsb $(GRAFANA_SCHEMA)
 lint: venv
 	$(BIN)/ruff check nsb tests benchmarks
 
-unit: venv
+# no apt, no npm, no root: only the virtualenv (which needs PyPI once, when it is made)
+unit: $(BIN)/nsb
 	$(BIN)/pytest -q tests/unit
 
 functional: deps venv

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import uuid
@@ -106,7 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.debug)
     try:
-        return args.handler(args) or 0
+        code = args.handler(args) or 0
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # the reader went away (nsb plugin list | head -1): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except Interrupted as exc:
         print(f"nsb: {exc}", file=sys.stderr)
         return 128 + getattr(signal, exc.signame, signal.SIGTERM)

@@ -46,6 +46,8 @@ def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:
             raise NsbError(f"config file not found: {path}")
     if not files and os.path.isfile(DEFAULT_CONFIG_FILE):
         files = [DEFAULT_CONFIG_FILE]
+    for path in files:
+        check_known_options(path)
     try:
         conf(args=[], project="nsb", default_config_files=files, default_config_dirs=[])
         for group, opts in list_opts():  # oslo checks values on access: check them all now
@@ -55,3 +57,24 @@ def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:
     except (cfg.Error, ValueError) as exc:
         raise NsbError(f"bad configuration: {exc}") from None
     return conf
+
+
+def check_known_options(path: str) -> None:
+    """oslo.config ignores options it does not know: a misspelt one would silently
+    keep its default, so every [group] key of ``path`` must be one nsb reads."""
+    sections: dict = {}
+    try:
+        cfg.ConfigParser(path, sections).parse()
+    except cfg.ParseError as exc:
+        raise NsbError(f"bad configuration: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NsbError(f"bad configuration: {path}: cannot read it ({exc})") from None
+    known = {group: {opt.dest for opt in opts} for group, opts in list_opts()}
+    for group, keys in sections.items():
+        if group not in known:
+            raise NsbError(f"bad configuration: {path}: unknown section [{group}]; "
+                           f"allowed: {', '.join(f'[{g}]' for g in known)}")
+        for key in keys:
+            if key not in known[group]:
+                raise NsbError(f"bad configuration: {path}: [{group}] {key}: unknown option; "
+                               f"allowed: {', '.join(sorted(known[group]))}")

@@ -81,6 +81,7 @@ class ResultReady(Event):
     rx_packets: int = 0
     profile: str = ""
     extra: dict = field(default_factory=dict)
+    limited_reason: str = ""  # why limited_by says what it says, in words
 
 
 @dataclass(frozen=True)

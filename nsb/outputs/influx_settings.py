@@ -159,6 +159,10 @@ def resolve(task_options: Mapping | None = None, conf_values: Mapping | None = N
             values[key] = environ[variable]
     task_options = dict(task_options or {})
     values.update({k: v for k, v in task_options.items() if k in known})
+    if "api" not in task_options:  # the task's keys say which API it means
+        v1, v2 = (any(k in task_options for k in keys) for keys in (V1_ONLY, V2_ONLY))
+        if v1 != v2:
+            values["api"] = "v1" if v1 else "v2"
     values["tags"] = {str(k): str(v) for k, v in (values.get("tags") or {}).items()}
     values["url"] = str(values["url"]).rstrip("/")
     check(values, task_options)

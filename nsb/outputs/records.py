@@ -54,7 +54,8 @@ def result_record(event: ResultReady) -> dict:
         "frame_size": event.frame_size, "throughput_pps": event.throughput_pps,
         "throughput_mbps": event.throughput_mbps, "line_rate_pct": event.line_rate_pct,
         "loss_pct": event.loss_pct, "latency": latency_record(event.latency),
-        "limited_by": event.limited_by, "trials": event.trials, "profile": event.profile,
+        "limited_by": event.limited_by, "limited_reason": event.limited_reason,
+        "trials": event.trials, "profile": event.profile,
         "tx_packets": event.tx_packets, "rx_packets": event.rx_packets, **event.extra,
     }
 

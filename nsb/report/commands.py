@@ -96,17 +96,24 @@ def cmd_report_html(args) -> int:
 
 
 def cmd_report_table(args) -> int:
+    """Exit 1 when a task did not finish cleanly: its table may be short or empty."""
     from nsb.report import formats
 
     tasks, labels = _load(args)
     if args.format != "text":
         sys.stdout.write(formats.render(tasks, args.format, labels))
-        return 0
-    from rich.console import Console
+    else:
+        from rich.console import Console
 
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=170)  # a pipe or file gets the whole table unwrapped
-    for table in formats.text_tables(tasks, labels):
-        console.print(table)
-    return 0
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=170)  # a pipe or file gets the whole table unwrapped
+        for table in formats.text_tables(tasks, labels):
+            console.print(table)
+    unclean = [t for t in tasks if t.status != "ok"]
+    for task in unclean:
+        error = task.task.get("error") or ""
+        print(f"nsb: task {task.id} did not finish cleanly (status {task.status})"
+              + (f": {error}" if error else "") + "; its results are what was measured before",
+              file=sys.stderr)
+    return 1 if unclean else 0

@@ -33,6 +33,8 @@ class Session:
     before_trial: Callable[[int], None] = lambda trial_index: None
     result_kpis: Callable[[int, float], dict] = lambda frame_size, throughput_pps: {}
     trial_count: int = field(default=0)
+    # per frame size, the fastest loss-free trial the generator could not run at full rate
+    _best_short: dict[int, TrialResult] = field(default_factory=dict)
 
     def run_trial(self, tg: TrafficGen, trial: Trial, rate_pct: float, lower_pct: float,
                   upper_pct: float, trials_left: int) -> tuple[int, TrialResult]:
@@ -52,6 +54,11 @@ class Session:
 
     def trial_done(self, index: int, result: TrialResult, verdict: str, rate_pct: float,
                    lower_pct: float, upper_pct: float, reason: str) -> None:
+        if verdict == GENERATOR_LIMITED:
+            frame = result.trial.frame_size
+            known = self._best_short.get(frame)
+            if known is None or result.tx_rate_pps > known.tx_rate_pps:
+                self._best_short[frame] = result
         self.emit(TrialDone(self.task_id, self.scenario, iteration=self.iteration,
                             trial_index=index, result=result, verdict=verdict,
                             rate_pct=rate_pct, lower_pct=lower_pct, upper_pct=upper_pct,
@@ -60,6 +67,7 @@ class Session:
     def result_ready(self, frame_size: int, best: TrialResult | None, speed_gbps: float,
                      ports: int, limited_by: str, trials: int, profile: str,
                      extra: dict | None = None) -> None:
+        best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         pps = best.tx_rate_pps if best else 0.0
         self.emit(ResultReady(
             self.task_id, self.scenario, iteration=self.iteration, frame_size=frame_size,
@@ -68,8 +76,23 @@ class Session:
             loss_pct=best.loss_pct if best else 0.0, latency=best.latency if best else None,
             limited_by=limited_by, trials=trials, profile=profile,
             tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
-            extra={**(extra or {}), **self.result_kpis(frame_size, pps)}))
+            extra={**(extra or {}), **self.result_kpis(frame_size, pps)},
+            limited_reason=reason))
+        self._best_short.pop(frame_size, None)
 
+    def _generator_limited_answer(self, frame_size: int, best: TrialResult | None,
+                                  limited_by: str) -> tuple[TrialResult | None, str]:
+        """When the generator set the limit, the answer is the highest loss-free rate
+        measured: a loss-free trial proves the DUT forwards what was really sent,
+        even if that was less than asked."""
+        short = self._best_short.get(frame_size)
+        if limited_by != "generator":
+            return best, ""
+        if short is None or (best is not None and best.tx_rate_pps >= short.tx_rate_pps):
+            return best, "the generator could not send the faster rates asked"
+        asked = short.trial.rate_pps
+        return short, (f"the generator sent at most {short.tx_rate_pps:,.0f} pps without loss "
+                       f"(asked {asked:,.0f} pps); the DUT's limit was not reached")
 
 def latency_sweep(tg: TrafficGen, session: Session, frame: int, ndr_pps: float,
                   percents: list[float], duration_s: float, flows: int | None,
@@ -100,9 +123,8 @@ def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[str, str]:
     if loss > tolerated_loss_pct:
         return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%"
     if result.generator_limited:
-        asked = result.extra.get("requested_packets") or 0
-        sent = result.tx_packets - result.extra.get("probe_packets", 0)
-        share = f" ({100.0 * sent / asked:.1f}% of the frames asked)" if asked else ""
+        asked = result.trial.rate_pps
+        share = f" (sent {result.tx_rate_pps:,.0f} of {asked:,.0f} pps)" if asked else ""
         return GENERATOR_LIMITED, f"generator could not send the rate asked{share}"
     return PASS, f"loss {loss:.4g}% <= tolerated {tolerated_loss_pct:g}%"
 

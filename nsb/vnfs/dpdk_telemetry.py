@@ -33,10 +33,11 @@ def socket_path(file_prefix: str) -> str:
     return f"{RUNTIME_DIR}/{file_prefix}/dpdk_telemetry.v2"
 
 
-def query(executor: Executor, file_prefix: str, commands: list[str]) -> dict:
+def query(executor: Executor, file_prefix: str, commands: list[str],
+          timeout_s: float = 15) -> dict:
     """Send telemetry ``commands`` (e.g. ``/ethdev/stats,0``); replies keyed by command."""
     result = executor.run(["python3", "-c", _CLIENT, socket_path(file_prefix), *commands],
-                          timeout=15, check=False)
+                          timeout=timeout_s, check=False)
     if result.returncode != 0:
         raise RunError(f"{executor.name}: DPDK telemetry query {commands} failed: "
                        f"{result.stderr.strip().splitlines()[-1:] or result.stdout}")
@@ -59,3 +60,19 @@ def port_stats_kpis(reply: dict, ports: list[int]) -> dict[str, float]:
             if key in stats:
                 kpis[f"port{port}_{key}"] = float(stats[key])
     return kpis
+
+
+def ports_not_forwarding(reply: dict, ports: dict[int, str]) -> str:
+    """From ``/ethdev/info,N`` and ``/ethdev/link_status,N`` replies: which of
+    ``ports`` (number -> interface name) are not started or have no link ('' if none)."""
+    missing = []
+    for port, name in ports.items():
+        info = reply.get(f"/ethdev/info,{port}")
+        link = reply.get(f"/ethdev/link_status,{port}")
+        if not isinstance(info, dict):
+            missing.append(f"port {port} ({name}) to exist")
+        elif not info.get("dev_started"):
+            missing.append(f"port {port} ({name}) to start")
+        elif not isinstance(link, dict) or link.get("status") != "UP":
+            missing.append(f"port {port} ({name}) link up")
+    return ", ".join(missing)

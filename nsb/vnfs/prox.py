@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from nsb.contexts import topology
-from nsb.errors import PrerequisiteError, RunError
+from nsb.errors import NsbError, PrerequisiteError, RunError
 from nsb.executors.base import tail
-from nsb.vnfs import prox_config
+from nsb.vnfs import dpdk_telemetry, prox_config
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.prox_client import PROX_PORT, PortTotals, ProxClient
 
@@ -91,9 +91,11 @@ class ProxVnf(Vnf):
         if self.options["prox_generate_parameter"]:
             remote["parameters.lua"] = f"{self.work_dir}/parameters.lua"
         config.fill(self.port_addresses(), remote, self.node.name)
+        prefix = f"nsb-{self.run.task_id}-{self.name}"
         if self._af_packet():
-            config.use_af_packet(self.interface_names(), f"nsb-{self.run.task_id}-{self.name}",
+            config.use_af_packet(self.interface_names(), prefix,
                                  self.options["af_packet_frame_size"])
+        self.file_prefix = config.use_file_prefix(prefix)
         return config
 
     def _af_packet(self) -> bool:
@@ -113,7 +115,12 @@ class ProxVnf(Vnf):
             if value not in (None, ""):
                 args.append(str(value))
         output = [] if "-o" in args else ["-o", "cli"]
-        return [self.options["prox_path"], *output, *args, "-f", self.remote_config]
+        log = [] if "-l" in args else ["-l", self.remote_log]  # else ./prox.log in the cwd
+        return [self.options["prox_path"], *output, *log, *args, "-f", self.remote_config]
+
+    @property
+    def remote_log(self) -> str:
+        return f"{self.work_dir}/prox.log"
 
     @property
     def remote_config(self) -> str:
@@ -203,4 +210,15 @@ class ProxVnf(Vnf):
             code = self.process.stop(grace_s=5.0)
             LOG.info("%s: PROX stopped (exit %s), log in %s", self.name, code, self.log)
             self.process = None
+            self._keep_prox_log()
             self.remove_work_dir()
+            self.executor.run(["rm", "-rf", f"{dpdk_telemetry.RUNTIME_DIR}/{self.file_prefix}"],
+                              check=False)
+
+    def _keep_prox_log(self) -> None:
+        """PROX's own log (``-l``) goes to the results beside its console output."""
+        try:
+            text = self.executor.read_file(self.remote_log)
+        except (OSError, ValueError, NsbError):  # PROX died before it opened its log
+            return
+        Path(self.log_path("prox-log")).write_text(text)

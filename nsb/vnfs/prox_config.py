@@ -236,7 +236,33 @@ class ProxConfig:
 
         return _DOFILE.sub(replace, text)
 
-    # --- the embedded lab ------------------------------------------------
+    # --- DPDK runtime directory and the embedded lab ------------------------
+
+    def _eal_options(self) -> Section:
+        eal = self.section("eal options")
+        if eal is None:
+            eal = Section("eal options", 0)
+            self.sections.insert(0, eal)
+        return eal
+
+    def file_prefix(self) -> str | None:
+        """The DPDK file prefix the config asks for (its runtime dir is /var/run/dpdk/<it>)."""
+        eal = self.section("eal options")
+        match = _FILE_PREFIX.search((eal.get("eal") or "") if eal else "")
+        return match.group(1) if match else None
+
+    def use_file_prefix(self, file_prefix: str) -> str:
+        """Give PROX ``file_prefix`` unless the config names one; returns the one in force.
+
+        Without one DPDK uses 'rte', which another DPDK application may share.
+        """
+        existing = self.file_prefix()
+        if existing:
+            return existing
+        eal = self._eal_options()
+        eal.set("eal", " ".join(filter(None, [eal.get("eal"), f"--file-prefix {file_prefix}"])))
+        return file_prefix
+
 
     def use_af_packet(self, interfaces: dict[int, str], file_prefix: str,
                       frame_size: int = 1024) -> None:
@@ -245,10 +271,7 @@ class ProxConfig:
         What real PROX needs on veth: no-huge, no-pci, a vdev per port, its own
         file prefix, and ``lsc=no`` because af_packet has no link interrupt.
         """
-        eal = self.section("eal options")
-        if eal is None:
-            eal = Section("eal options", 0)
-            self.sections.insert(0, eal)
+        eal = self._eal_options()
         eal.set("no-huge", "yes")
         eal.set("no-pci", "yes")
         if eal.get("-m") is None:  # MB without hugepages; gen tasks' flow tables need more
@@ -257,12 +280,14 @@ class ProxConfig:
         vdevs = [f"--vdev net_af_packet{n},iface={interfaces[n]},framesz={frame_size},"
                  "framecnt=4096,qdisc_bypass=1" for n in self.port_numbers() if n in interfaces]
         existing = eal.get("eal") or ""
-        if "--file-prefix" not in existing:
-            vdevs.append(f"--file-prefix {file_prefix}")
         eal.set("eal", " ".join(filter(None, [existing, *vdevs])))
+        self.use_file_prefix(file_prefix)
         for section in self.sections:
             if re.match(r"^port\s+\d+$", section.name) and section.get("lsc") is None:
                 section.set("lsc", "no")
+
+
+_FILE_PREFIX = re.compile(r"--file-prefix[=\s]+(\S+)")
 
 
 def parameters_lua(ports: dict[int, PortAddresses]) -> str:

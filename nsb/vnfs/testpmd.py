@@ -86,20 +86,47 @@ class TestpmdVnf(Vnf):
                 f"{self.node.name}: {binary} not found (set options.testpmd_path; on Debian: "
                 "apt-get install dpdk-dev)")
         self.log = self.log_path("testpmd")
-        self.process = self.executor.start(self.command(), log_path=self.log)
+        argv = self.command()
+        if self.executor.which("stdbuf"):  # a complete log for error messages, not readiness
+            argv = ["stdbuf", "-oL", *argv]
+        self.process = self.executor.start(argv, log_path=self.log)
 
     def wait_until_ready(self, timeout: float) -> None:
+        """Ready when DPDK telemetry shows every port started with its link up.
+
+        testpmd's stdout goes to a file through a block buffer, so a log line is
+        no signal; its telemetry socket answers as soon as the EAL is up. With
+        every port started and linked, testpmd's link check returns and it
+        starts forwarding.
+        """
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             if self.process.poll() is not None:
                 raise RunError(f"{self.name}: dpdk-testpmd exited with code "
                                f"{self.process.poll()} while starting:\n{tail(self.log_text())}")
-            if "packet forwarding - ports=" in self.log_text():
+            waiting_for = self._ports_not_ready()
+            if not waiting_for:
                 LOG.info("%s: testpmd forwarding on %d ports", self.name, len(self.interfaces))
                 return
-            time.sleep(0.1)
-        raise RunError(f"{self.name}: dpdk-testpmd not forwarding after {timeout:g} s:\n"
-                       f"{tail(self.log_text())}")
+            if time.monotonic() >= deadline:
+                raise RunError(
+                    f"{self.name}: dpdk-testpmd not ready after {timeout:g} s (vnf_start_timeout "
+                    f"in nsb.conf): waited for DPDK telemetry "
+                    f"({dpdk_telemetry.socket_path(self.file_prefix)}) to show every port "
+                    f"started with its link up; still waiting for: {waiting_for}; last lines "
+                    f"of its log:\n{tail(self.log_text())}")
+            time.sleep(0.2)
+
+    def _ports_not_ready(self) -> str:
+        """What telemetry says is missing ('' once every port forwards)."""
+        ports = range(len(self.interfaces))
+        commands = [c for p in ports for c in (f"/ethdev/info,{p}", f"/ethdev/link_status,{p}")]
+        try:
+            reply = dpdk_telemetry.query(self.executor, self.file_prefix, commands, timeout_s=5)
+        except RunError as exc:
+            return f"an answer on the telemetry socket ({exc})"
+        return dpdk_telemetry.ports_not_forwarding(reply, {p: self.interfaces[p].name
+                                                           for p in ports})
 
     def collect_kpi(self) -> dict[str, float]:
         ports = list(range(len(self.interfaces)))

@@ -19,6 +19,8 @@ from nsb.vnfs.base import TrafficGen
 LOG = logging.getLogger(__name__)
 
 _SENT = re.compile(r"(\d+)\s+packets outgoing")
+# per CPU: "   1 sec, 13009 usec on CPU0 (20000 packets)": the send loop's own clock
+_SEND_TIME = re.compile(r"(\d+)\s+sec,\s+(\d+)\s+usec on CPU")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class TrafgenGenerator(TrafficGen):
             "generator_tolerance_pct": {"type": "number", "exclusiveMinimum": 0,
                                         "maximum": 50, "default": 5},
             "drain_timeout_s": {"type": "number", "minimum": 0, "default": 2.0},
+            "startup_allowance_s": {"type": "number", "minimum": 0, "default": 1.0},
         },
     }
 
@@ -158,8 +161,9 @@ class TrafgenGenerator(TrafficGen):
         started = time.monotonic()
         senders = [self.executor.start(argv, log_path=self.log, pipes=True) for argv in commands]
         self._processes += senders
-        sent = self._wait_senders(senders, trial, started)
-        elapsed = time.monotonic() - started
+        reports = self._wait_senders(senders, trial, started)
+        sent = [n for n, _ in reports]
+        elapsed = max((t for _, t in reports), default=time.monotonic() - started)
         t_sent = time.monotonic()
         after = self._drain(before)
         t_drained = time.monotonic()
@@ -169,17 +173,20 @@ class TrafgenGenerator(TrafficGen):
                   time.monotonic() - t_drained)
         tx = sum(sent) + probe_sent
         rx = sum(link_counters.delta(before, after, s.rx, "rx_packets") for s in self.streams)
-        limited = sum(sent) < per_port_count * len(senders) * (
-            1 - self.options["generator_tolerance_pct"] / 100.0)
+        # each trafgen's rate over its own send loop: start-up is not part of the trial
+        sent_pps = sum(n / t for n, t in reports if t > 0)
+        tolerance = self.options["generator_tolerance_pct"] / 100.0
+        limited = bool(reports) and sent_pps < trial.rate_pps * (1 - tolerance)
         if limited:
-            LOG.info("trafgen sent %d of %d frames asked: generator-limited", sum(sent),
-                     per_port_count * len(senders))
+            LOG.info("trafgen sent %.0f pps of %.0f asked: generator-limited", sent_pps,
+                     trial.rate_pps)
         ports = {s.tx: {"tx_packets": n, "rx_packets": link_counters.delta(
                     before, after, s.rx, "rx_packets")}
                  for s, n in zip(self.streams[:len(sent)], sent, strict=True)}
         return TrialResult(trial=replace(trial, flows=flows), tx_packets=tx, rx_packets=rx,
                            elapsed_s=elapsed, latency=latency, generator_limited=limited,
-                           ports=ports,
+                           ports=ports, measured_tx_pps=sent_pps + probe_sent / trial.duration_s,
+                           measured_rx_pps=rx / max(elapsed, trial.duration_s),
                            extra={"requested_packets": per_port_count * len(senders),
                                   "probe_packets": probe_sent})
 
@@ -213,20 +220,21 @@ class TrafgenGenerator(TrafficGen):
                            "limit", "100000000"])
         self._shaped.add(ifname)
 
-    def _wait_senders(self, senders, trial, started) -> list[int]:
+    def _wait_senders(self, senders, trial, started) -> list[tuple[int, float]]:
         """Wait for every trafgen; stop the ones still sending when the trial is over.
 
-        The shaper paces at exactly the rate asked, so a trafgen still busy shortly
-        after the trial's time is up is slower than asked: generator-limited.
+        Returns (frames sent, seconds of its send loop) per trafgen. The shaper
+        paces at exactly the rate asked, so a trafgen still busy well after the
+        trial's time (plus its start-up allowance) is slower than asked.
         """
-        grace = max(0.1, 0.02 * trial.duration_s)
+        grace = max(0.1, 0.02 * trial.duration_s) + self.options["startup_allowance_s"]
         deadline = started + trial.duration_s + grace
         for process in senders:
             try:
                 process.wait(max(0.0, deadline - time.monotonic()))
             except TimeoutExpired:
                 process.signal(signal.SIGINT)
-        sent = []
+        reports = []
         for process in senders:
             try:
                 process.wait(5)
@@ -234,13 +242,9 @@ class TrafgenGenerator(TrafficGen):
             except TimeoutExpired:
                 process.stop()
                 output = ""
-            match = _SENT.search(output)
-            if match is None:
-                raise RunError(f"trafgen on {self.node.name} did not report what it sent "
-                               f"(exit {process.poll()}):\n{tail(self.log_text())}")
-            sent.append(int(match.group(1)))
+            reports.append(parse_trafgen_report(output, process.poll(), self))
             self._processes.remove(process)
-        return sent
+        return reports
 
     def _drain(self, before: dict) -> dict:
         """Read counters once frames stop arriving: nothing in flight is counted as lost."""
@@ -311,3 +315,13 @@ def latency_from_report(summary: dict | None) -> LatencyStats | None:
                         avg_us=summary["avg_us"], max_us=summary["max_us"],
                         percentiles_us=dict(summary["percentiles_us"]),
                         histogram=[(edge, count) for edge, count in summary["histogram"]])
+
+
+def parse_trafgen_report(output: str, code: int | None, gen: TrafgenGenerator) -> tuple[int, float]:
+    """(frames sent, seconds its send loop ran) from what trafgen printed at exit."""
+    match = _SENT.search(output)
+    if match is None:
+        raise RunError(f"trafgen on {gen.node.name} did not report what it sent "
+                       f"(exit {code}):\n{tail(gen.log_text())}")
+    seconds = sum(int(sec) + int(usec) / 1e6 for sec, usec in _SEND_TIME.findall(output))
+    return int(match.group(1)), seconds

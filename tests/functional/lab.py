@@ -4,7 +4,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.conftest import NSB, SAMPLE
+from tests.conftest import NSB, ROOT, SAMPLE
 
 
 def start(results_conf, task_args: dict, *extra, task=SAMPLE, **popen):
@@ -30,4 +30,34 @@ def leftovers(task_id: str) -> list[str]:
     found += [f"link {line}" for line in links.splitlines() if task_id[:8] in line]
     found += [f"path {p}" for p in Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
     found += [f"path {p}" for p in Path("/tmp").glob(f"nsb-{task_id}*")]
+    return found
+
+
+LEFTOVER_PROCESSES = ("dpdk-testpmd", "trafgen", "prox", "ovs-vswitchd", "ovsdb-server",
+                      "qemu-system", "latency_probe")
+
+
+def snapshot() -> set[str]:
+    """Everything a run could leave on this machine, whatever its task id.
+
+    Namespaces, links and /tmp entries named nsb*, DPDK runtime dirs, the
+    processes nsb starts, and files in the working directory and the checkout
+    (PROX writes ./prox.log unless told otherwise).
+    """
+    found = set()
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found |= {f"netns {line.split()[0]}" for line in netns.splitlines() if "nsb" in line}
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    found |= {f"link {line.split(':')[1].strip()}" for line in links.splitlines()
+              if "nsb" in line}
+    procs = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    for line in procs.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if any(name in args for name in LEFTOVER_PROCESSES) and "ps -eo" not in args:
+            found.add(f"process {pid} {args[:120]}")
+    dpdk = Path("/var/run/dpdk")
+    found |= {f"path {p}" for p in dpdk.iterdir()} if dpdk.is_dir() else set()
+    found |= {f"path {p}" for p in Path("/tmp").glob("nsb*")}
+    for folder in {Path.cwd(), ROOT}:
+        found |= {f"path {p}" for p in folder.iterdir() if not p.name.startswith(".pytest")}
     return found

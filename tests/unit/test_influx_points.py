@@ -221,8 +221,16 @@ def test_secrets_never_shown():
     assert "tok-123" not in json.dumps(t.destination())
 
 
+@pytest.mark.parametrize("options, api", [
+    ({"database": "x"}, "v1"), ({"username": "u"}, "v1"), ({"bucket": "b"}, "v2"),
+    ({"org": "o", "token": "t"}, "v2"), ({}, "v2"), ({"api": "v1", "database": "d"}, "v1"),
+])
+def test_the_keys_of_an_output_say_which_api_it_means(options, api):
+    assert resolve(options, {}, environ={}).api == api
+
+
 @pytest.mark.parametrize("options, key, words", [
-    ({"database": "x"}, "database", "api: v1"),
+    ({"database": "x", "bucket": "y"}, "database", "api: v1"),
     ({"api": "v1", "token": "x"}, "token", "api: v2"),
     ({"url": "influx:8086"}, "url", "http(s) URL"),
     ({"url": "http://u:p@influx:8086"}, "url", "not the URL"),
@@ -259,7 +267,7 @@ def test_output_describe_masks_and_task_errors_point_at_the_key(tmp_path):
     assert out.describe()["token"] == MASK
     assert "s3cr3t-token" not in json.dumps(out.describe())
     with pytest.raises(TaskError, match="database"):
-        output(tmp_path, {"database": "nsb"})
+        output(tmp_path, {"database": "nsb", "org": "o"})
     with pytest.raises(TaskError, match="batch_siz"):
         output(tmp_path, {"batch_siz": 3})
     with pytest.raises(NsbError, match=r"nsb.conf \[influxdb\] url"):
