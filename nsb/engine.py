@@ -211,9 +211,14 @@ def _preflight(plan: Plan, facts: dict[str, dict]) -> None:
         if getattr(node, "executor", None) is not None:
             failed += preflight.failures(preflight.check_node(node, binaries,
                                                               facts.get(node.name)))
-    if failed:
+    lines = [check.line() for check in failed]
+    for scenario in plan.scenarios:
+        for vnf in [*scenario.vnfs, scenario.generator]:
+            lines += [f"{vnf.node.name}: {vnf.name}: FAILED: {problem}"
+                      for problem in vnf.preflight(facts.get(vnf.node.name) or {})]
+    if lines:
         raise PrerequisiteError("pre-flight checks failed, no traffic was sent:\n"
-                                + "\n".join(check.line() for check in failed))
+                                + "\n".join(lines))
 
 
 def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:

@@ -54,6 +54,7 @@ def collect(executor: Executor, node=None) -> dict:
     if "mem_total" in facts:
         facts["memory_gib"] = round(facts.pop("mem_total") / 1024 / 1024, 1)
     facts["isolated_cpus"] = command_output(executor, ["cat", "/sys/devices/system/cpu/isolated"])
+    facts["online_cpus"] = command_output(executor, ["cat", "/sys/devices/system/cpu/online"])
     if node is not None:
         facts["nics"] = {iface.name: nic_facts(executor, iface) for iface in
                          node.interfaces.values()}
@@ -98,3 +99,13 @@ def _number(text):
         return int(text)
     except (TypeError, ValueError):
         return text
+
+
+def cpu_set(cpu_list: str) -> set[int]:
+    """A kernel CPU list ("0-3,8,10-11") as a set of CPU numbers ('' is empty)."""
+    cpus: set[int] = set()
+    for part in filter(None, (p.strip() for p in (cpu_list or "").split(","))):
+        low, _, high = part.partition("-")
+        if low.isdigit() and (not high or high.isdigit()):
+            cpus.update(range(int(low), int(high or low) + 1))
+    return cpus

@@ -25,6 +25,8 @@ class LatencyStats:
     max_us: float
     percentiles_us: dict[str, float] = field(default_factory=dict)
     histogram: list[tuple[float, int]] = field(default_factory=list)  # (upper edge us, count)
+    # samples beyond the histogram's range: percentiles whose rank falls there are omitted
+    overflow_samples: int = 0
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ def latency_record(latency: LatencyStats | None) -> dict | None:
               "max_us": latency.max_us}
     record.update({f"{key}_us": value for key, value in latency.percentiles_us.items()})
     record["histogram"] = [{"le_us": edge, "count": count} for edge, count in latency.histogram]
+    if latency.overflow_samples:
+        record["histogram_overflow"] = latency.overflow_samples
     return record
 
 

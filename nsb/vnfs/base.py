@@ -59,6 +59,11 @@ class Vnf(abc.ABC):
     def required_binaries(self) -> list[str]:
         return []
 
+    def preflight(self, facts: dict) -> list[str]:
+        """Problems with the node (its platform ``facts``) that stop this VNF from
+        running, one line each; checked before any VNF starts."""
+        return []
+
     def describe(self) -> dict:
         """What the dry-run plan prints for this VNF."""
         return {"type": self.spec.type, "node": self.node.name, "options": self.options}

@@ -25,6 +25,10 @@ _PLACEHOLDER = re.compile(r"@@(dst_ip_hex|src_ip_hex|dst_mac|src_mac|dst_ip|src_
 _ANY_PLACEHOLDER = re.compile(r"@@\S*")
 _DOFILE = re.compile(r'dofile\("([^"]+)"\)')
 _CORE = re.compile(r"^core\s+(\d+)$")
+_CORE_LIST = re.compile(r"^core\s+(\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)h?$")
+LATENCY_BUCKET_KEY = "latency bucket size"  # PROX's key; 'bucket size' is not one
+# 2^12 TSC cycles: about 2 us per bucket at 2 GHz, 128 buckets cover about 260 us
+DEFAULT_LATENCY_BUCKET_SIZE = 12
 
 
 @dataclass
@@ -155,7 +159,7 @@ class ProxConfig:
                 name=section.get("name", ""),
                 tx_port=self._port(section, "tx port", names),
                 rx_port=self._port(section, "rx port", names),
-                bucket_size=int(section.get("bucket size", "11") or 11)))
+                bucket_size=int(section.get(LATENCY_BUCKET_KEY) or DEFAULT_LATENCY_BUCKET_SIZE)))
         return tasks
 
     def _port(self, section: Section, key: str, names: dict[str, int]) -> int | None:
@@ -236,7 +240,51 @@ class ProxConfig:
 
         return _DOFILE.sub(replace, text)
 
+    def lcores(self) -> set[int]:
+        """Every lcore a ``[core ...]`` section names (``core 1``, ``core 1-4``, ``core 2,3``)."""
+        cores: set[int] = set()
+        for section in self.sections:
+            match = _CORE_LIST.match(section.name)
+            if match:
+                for part in match.group(1).split(","):
+                    low, _, high = part.partition("-")
+                    cores.update(range(int(low), int(high or low) + 1))
+        return cores
+
+    def master_lcore(self) -> int | None:
+        for section in self.sections:
+            match = _CORE.match(section.name)
+            if match and section.get("mode") == "master":
+                return int(match.group(1))
+        return None
+
+    def use_latency_bucket_size(self, size: int = DEFAULT_LATENCY_BUCKET_SIZE) -> None:
+        """Every ``mode=lat`` task states its histogram bucket width (2^size TSC cycles),
+        so nsb knows the width it reads the histogram with; the config's value wins."""
+        for section in self.sections:
+            if section.get("mode") == "lat" and section.get(LATENCY_BUCKET_KEY) is None:
+                section.set(LATENCY_BUCKET_KEY, str(size))
+
     # --- DPDK runtime directory and the embedded lab ------------------------
+
+    def _one_sender_per_port(self) -> None:
+        """Each task sending on a port takes its own TX queue there; an af_packet vdev
+        has one (PROX would panic: "Too many TX queues"). More queue pairs would not
+        help: frames spread over the RX queues too, and only polled ones are read."""
+        names, senders = self.ports(), {}
+        for section in self.sections:
+            value = section.get("tx port") if section.name.startswith("core") else None
+            for port in filter(None, (p.strip() for p in (value or "").split(","))):
+                number = names.get(port, int(port) if port.isdigit() else None)
+                if number in senders:
+                    item = next(i for i in section.items if i.key == "tx port")
+                    raise self.error(
+                        f"port {port} is already sent on by [{senders[number].name}] (task "
+                        f"{senders[number].get('task', '0')}); on af_packet ports (the embedded "
+                        "lab) each port has one TX queue, so one task may send on it: use one "
+                        "task that sends on both ports, as samples/prox/configs/*-lab.cfg do",
+                        section, item)
+                senders[number] = section
 
     def _eal_options(self) -> Section:
         eal = self.section("eal options")
@@ -277,6 +325,7 @@ class ProxConfig:
         if eal.get("-m") is None:  # MB without hugepages; gen tasks' flow tables need more
             has_gen = any(s.get("mode") == "gen" for s in self.sections)
             eal.set("-m", "4096" if has_gen else "1024")
+        self._one_sender_per_port()
         vdevs = [f"--vdev net_af_packet{n},iface={interfaces[n]},framesz={frame_size},"
                  "framecnt=4096,qdisc_bypass=1" for n in self.port_numbers() if n in interfaces]
         existing = eal.get("eal") or ""

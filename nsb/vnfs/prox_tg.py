@@ -1,12 +1,24 @@
 """PROX as the traffic generator: ``mode=gen`` tasks send, ``mode=lat`` tasks receive.
 
-A trial: reset stats, set frame size and rate on every gen task, start the lat
-and gen tasks, read ``tot stats`` at the start and the end of the trial's
-duration (rates are the deltas over PROX's TSC, as NSB measured them), stop
-the gen tasks, let in-flight frames arrive (af_packet rings hold a few
-thousand), then read the per-task counters and latency and stop the lat
-tasks. Loss compares every frame the gen tasks sent with every frame the lat
-tasks received.
+PROX answers every stats command from a snapshot that its master loop refreshes
+periodically (every second by default; nsb starts it with ``-r 0.1``), and the
+snapshot's ``last_tsc`` says when it was taken. So a trial trusts a reading's
+TSC, never the moment it was read:
+
+- between trials the gen tasks run at speed 0 and the lat tasks keep running, so
+  a trial is one round trip to start (reset stats, frame size, speed) and one to
+  stop (speed 0): no blocking start/stop, no frames parked in rings while a lat
+  task is stopped;
+- the send rate is measured between two snapshots both taken while sending
+  (TSC-timed); when the refresh period is too long for two, it is the count over
+  the time between the two confirmed commands;
+- the final counts come from a snapshot taken after the generator stopped (its
+  TSC is newer than that of a reading made after the stop), read again until the
+  lat tasks' count stops moving from one snapshot to the next; frames still
+  arriving when ``drain_timeout_s`` ran out are stated as ``in_flight_packets``.
+
+Loss compares every frame the gen tasks sent with every frame the lat tasks
+received.
 """
 
 from __future__ import annotations
@@ -14,24 +26,35 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from nsb.errors import TaskError
-from nsb.trial import LatencyStats, Trial, TrialResult
-from nsb.vnfs import latency_probe
+from nsb import units
+from nsb.errors import RunError, TaskError
+from nsb.trial import Trial, TrialResult
+from nsb.vnfs import prox_latency
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.prox import PROX_OPTIONS, ProxVnf
-from nsb.vnfs.prox_client import LatStats
 
 LOG = logging.getLogger(__name__)
 
 BYTES_PER_PCT = 12_500_000  # PROX's speed unit: 1% of 10 Gbit/s, in bytes per second
-WIRE_OVERHEAD = 20  # preamble + inter-frame gap, which PROX's pacing counts
+POLL_S = 0.05  # between readings while waiting for PROX's next snapshot
 
 
 def speed_pct(rate_pps: float, frame_size: int) -> float:
     """PROX ``speed`` for ``rate_pps`` frames of ``frame_size`` (with FCS) per second."""
-    return rate_pps * (max(frame_size, 64) + WIRE_OVERHEAD) / BYTES_PER_PCT
+    return rate_pps * (max(frame_size, 64) + units.WIRE_OVERHEAD_B) / BYTES_PER_PCT
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The gen and lat tasks' counters in one PROX snapshot (``tsc``: when it was taken)."""
+
+    tsc: int
+    hz: int
+    tx: int
+    rx: int
+    rx_per_lat_task: tuple[int, ...]
 
 
 class ProxTrafficGen(ProxVnf, TrafficGen):
@@ -43,7 +66,8 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         "additionalProperties": False,
         "properties": {
             **PROX_OPTIONS,
-            "drain_timeout_s": {"type": "number", "minimum": 0, "default": 2.0},
+            # two snapshot periods at PROX's default refresh (1 s), with room to spare
+            "drain_timeout_s": {"type": "number", "minimum": 0, "default": 3.0},
             "generator_tolerance_pct": {"type": "number", "minimum": 0, "maximum": 100,
                                         "default": 5.0},
         },
@@ -66,6 +90,11 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                             "this config has none", source)
         self._zero_latency_warned = False
 
+    def _render_config(self):
+        config = super()._render_config()
+        config.use_latency_bucket_size()
+        return config
+
     @property
     def tx_port_count(self) -> int:
         return len({t.tx_port for t in self.gen_tasks})
@@ -73,9 +102,13 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
     def _pairs(self, tasks) -> list[tuple[int, int]]:
         return [(t.core, t.task) for t in tasks]
 
+    def _idle(self) -> list[str]:
+        return [f"speed {c} {t} 0" for c, t in self._pairs(self.gen_tasks)]
+
     def on_ready(self) -> None:
-        # without -e PROX starts every core at launch: nothing may send between trials
-        self.client.stop(self._pairs(self.gen_tasks + self.lat_tasks))
+        # gen tasks idle at speed 0, lat tasks always receiving: a trial is a speed change
+        self.client.send(*self._idle())
+        self.client.start(self._pairs(self.lat_tasks + self.gen_tasks))
 
     def describe(self) -> dict:
         described = super().describe()
@@ -88,81 +121,113 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         }
         return described
 
-    def run_trial(self, trial: Trial) -> TrialResult:
-        client = self.client
+    # --- one trial ------------------------------------------------------------
+
+    def _settings(self, trial: Trial) -> list[str]:
+        """pkt_size and speed for every gen task, the rate split over the tx ports."""
         by_port = defaultdict(list)
         for task in self.gen_tasks:
             by_port[task.tx_port].append(task)
-        client.reset_stats()
+        if trial.frame_size - 4 < 34:
+            raise RunError(f"{self.name}: frame size {trial.frame_size} is below PROX's "
+                           "minimum 38")
+        commands = []
         for tasks in by_port.values():
-            task_pps = trial.rate_pps / len(by_port) / len(tasks)
+            pct = speed_pct(trial.rate_pps / len(by_port) / len(tasks), trial.frame_size)
+            if pct > 1000:
+                raise RunError(f"{self.name}: {trial.rate_pps:,.0f} pps of {trial.frame_size} B "
+                               f"is {pct:g}% of 10 Gbit/s per task, above PROX's 1000%")
             for task in tasks:
-                client.set_pkt_size(task.core, task.task, trial.frame_size)
-                client.set_speed(task.core, task.task, speed_pct(task_pps, trial.frame_size))
-        client.start(self._pairs(self.lat_tasks))
-        client.start(self._pairs(self.gen_tasks))
-        first = client.tot_stats()
-        time.sleep(trial.duration_s)
-        last = client.tot_stats()
-        client.stop(self._pairs(self.gen_tasks))
-        window_s = (last.tsc - first.tsc) / last.hz
-        tx_pps = (last.tx - first.tx) / window_s if window_s > 0 else 0.0
-        rx_pps = (last.rx - first.rx) / window_s if window_s > 0 else 0.0
-        tx = sum(client.core_stats(t.core, t.task).tx for t in self.gen_tasks)
-        received = self._drain()
-        rx = sum(s.rx for s in received)
-        latency = self._latency([s.rx for s in received], last.hz)
-        ports = self._ports()
-        client.stop(self._pairs(self.lat_tasks))
+                commands += [f"pkt_size {task.core} {task.task} {trial.frame_size - 4}",
+                             f"speed {task.core} {task.task} {pct:.6g}"]
+        return commands
+
+    def run_trial(self, trial: Trial) -> TrialResult:
+        settings = self._settings(trial)
+        self.client.send("reset stats", *settings)  # traffic starts
+        on = time.monotonic()
+        sending = self._watch(on + trial.duration_s)
+        self.client.send(*self._idle())  # traffic stops
+        window_s = time.monotonic() - on
+        final, in_flight = self._final()
+        tx_pps, rx_pps, timed_by = _rates(sending, final, window_s)
+        latency = prox_latency.trial_latency(self.client, self.lat_tasks,
+                                             final.rx_per_lat_task, final.hz)
+        if latency is None and final.rx and not self._zero_latency_warned:
+            LOG.warning("%s: PROX reports no latency; add 'accuracy limit nsec=1000000' to "
+                        "the mode=lat sections of %s", self.name, self.config.source)
+            self._zero_latency_warned = True
         limited = tx_pps < trial.rate_pps * (1 - self.options["generator_tolerance_pct"] / 100.0)
         if limited:
             LOG.info("%s: PROX sent %.0f pps of %.0f asked: generator-limited", self.name,
                      tx_pps, trial.rate_pps)
-        result = TrialResult(trial=trial, tx_packets=tx, rx_packets=rx, elapsed_s=window_s,
-                             latency=latency, generator_limited=limited, ports=ports,
-                             measured_tx_pps=tx_pps, measured_rx_pps=rx_pps)
-        return replace(result, extra=nsb_kpis(result))
+        result = TrialResult(trial=trial, tx_packets=final.tx, rx_packets=final.rx,
+                             elapsed_s=window_s, latency=latency, generator_limited=limited,
+                             ports=self._ports(), measured_tx_pps=tx_pps, measured_rx_pps=rx_pps)
+        return replace(result, extra={**nsb_kpis(result), "in_flight_packets": in_flight,
+                                      "rate_timed_by": timed_by})
 
-    def _drain(self):
-        """Lat task counters once they stop moving (or after drain_timeout_s)."""
+    def _read(self) -> Reading:
+        gen = [self.client.core_stats(t.core, t.task) for t in self.gen_tasks]
+        lat = [self.client.core_stats(t.core, t.task) for t in self.lat_tasks]
+        return Reading(tsc=min(s.tsc for s in gen + lat), hz=lat[0].hz,
+                       tx=sum(s.tx for s in gen), rx=sum(s.rx for s in lat),
+                       rx_per_lat_task=tuple(s.rx for s in lat))
+
+    def _watch(self, until: float) -> list[Reading]:
+        """Every new snapshot PROX takes until ``until`` (while the traffic runs)."""
+        seen: list[Reading] = []
+        while (left := until - time.monotonic()) > 0:
+            time.sleep(min(POLL_S, left))
+            reading = self._read()
+            if not seen or reading.tsc != seen[-1].tsc:
+                seen.append(reading)
+        return seen
+
+    def _final(self) -> tuple[Reading, int]:
+        """Counters from snapshots taken after the stop, once the lat tasks' count rests.
+
+        Returns the last reading and the frames that were still arriving between
+        the last two snapshots (0 when drained).
+        """
         deadline = time.monotonic() + self.options["drain_timeout_s"]
-        previous = None
-        while True:
-            stats = [self.client.core_stats(t.core, t.task) for t in self.lat_tasks]
-            total = sum(s.rx for s in stats)
-            if total == previous or time.monotonic() >= deadline:
-                return stats
-            previous = total
-            time.sleep(0.05)
-
-    def _latency(self, rx_per_task: list[int], hz: int) -> LatencyStats | None:
-        measured: list[tuple[LatStats, list[int], int, int]] = []
-        for task, rx in zip(self.lat_tasks, rx_per_task, strict=True):
-            stats, buckets = self.client.lat_all_stats(task.core, task.task)
-            if rx > 0:
-                measured.append((stats, buckets, task.bucket_size, rx))
-        if not measured:
-            return None
-        if all(m[0].max_since_reset_us == 0 for m in measured):
-            if not self._zero_latency_warned:
-                LOG.warning("%s: PROX reports zero latency; add 'accuracy limit nsec=1000000' to "
-                            "the mode=lat sections of %s", self.name, self.config.source)
-                self._zero_latency_warned = True
-            return None
-        total_rx = sum(m[3] for m in measured)
-        # min/max since reset cover the trial; PROX's avg covers its last stats period
-        avg = sum(m[0].avg_us * m[3] for m in measured) / total_rx
-        low = min(m[0].min_since_reset_us for m in measured)
-        high = max(m[0].max_since_reset_us for m in measured)
-        histogram = _merge_histograms([(m[1], m[2]) for m in measured], hz, high)
-        samples = sum(count for _, count in histogram)
-        return LatencyStats(samples=samples, min_us=float(low), avg_us=avg, max_us=float(high),
-                            percentiles_us=_percentiles(histogram, samples),
-                            histogram=histogram)
+        after_stop = self._read()  # this snapshot may predate the stop; any newer one not
+        fresh: list[Reading] = []
+        while time.monotonic() < deadline:
+            time.sleep(POLL_S)
+            reading = self._read()
+            if reading.tsc == (fresh[-1] if fresh else after_stop).tsc:
+                continue
+            if reading.rx >= reading.tx or (fresh and reading.rx == fresh[-1].rx):
+                return reading, 0
+            fresh.append(reading)
+        if not fresh:
+            raise RunError(f"{self.name}: PROX took no new stats snapshot within "
+                           f"drain_timeout_s={self.options['drain_timeout_s']:g} s after the "
+                           "generator stopped (its refresh period, -r, is longer?)")
+        previous = fresh[-2].rx if len(fresh) > 1 else after_stop.rx
+        in_flight = max(0, fresh[-1].rx - previous)
+        LOG.warning("%s: frames still arriving %g s after the generator stopped (%d between "
+                    "the last two snapshots)", self.name, self.options["drain_timeout_s"],
+                    in_flight)
+        return fresh[-1], in_flight
 
     def _ports(self) -> dict[str, dict[str, int]]:
         return {name: {"tx_packets": p.tx, "rx_packets": p.rx}
                 for name, p in self.port_totals().items()}
+
+
+def _rates(sending: list[Reading], final: Reading, window_s: float) -> tuple[float, float, str]:
+    """(tx pps, rx pps, how they were timed). The first snapshot seen after the start
+    may predate the reset; the ones after it were taken while sending."""
+    timed = sending[1:]
+    if len(timed) >= 2 and timed[-1].tsc > timed[0].tsc:
+        span_s = (timed[-1].tsc - timed[0].tsc) / timed[-1].hz
+        return ((timed[-1].tx - timed[0].tx) / span_s, (timed[-1].rx - timed[0].rx) / span_s,
+                "prox_tsc")
+    if window_s <= 0:
+        return 0.0, 0.0, "none"
+    return final.tx / window_s, final.rx / window_s, "wall_clock"
 
 
 def nsb_kpis(result: TrialResult) -> dict[str, float]:
@@ -177,29 +242,3 @@ def nsb_kpis(result: TrialResult) -> dict[str, float]:
     return kpis
 
 
-def _merge_histograms(histograms: list[tuple[list[int], int]], hz: int,
-                      max_us: float) -> list[tuple[float, int]]:
-    """Sum PROX histograms into (upper edge in us, count); the overflow bucket ends at max."""
-    merged: dict[float, int] = defaultdict(int)
-    for buckets, bucket_size in histograms:
-        width_us = (1 << bucket_size) / hz * 1e6
-        for index, count in enumerate(buckets):
-            if count:
-                last = index == len(buckets) - 1
-                edge = max(max_us, index * width_us) if last else (index + 1) * width_us
-                merged[round(edge, 3)] += count
-    return sorted(merged.items())
-
-
-def _percentiles(histogram: list[tuple[float, int]], samples: int) -> dict[str, float]:
-    """Upper bucket edge at each percentile's rank (conservative by at most one bucket)."""
-    result = {}
-    for p in latency_probe.PERCENTILES:
-        rank = max(1, -(-p * samples // 100))
-        seen = 0
-        for edge, count in histogram:
-            seen += count
-            if seen >= rank:
-                result[f"p{p:g}"] = edge
-                break
-    return result

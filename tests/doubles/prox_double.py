@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
 """Test double of PROX (DPDK samplevnf packet generator): its TCP control plane only.
 
-PROX cannot be installed on the test machines, so this stdlib-only script stands in
-for it. It is started like PROX (``prox_double.py -f CFG [-e] [-t] [-o cli] [-k]``),
-parses the PROX .cfg file (ports, cores/tasks, variables, ``[lua] dofile``), fails
-on the same kinds of config errors, listens on TCP port 8474 (``-t``) and answers
-PROX's text protocol with replies formatted exactly as PROX 22.12 does (see
+The real PROX (../shared/tools/prox/prox) is what the functional PROX tests run;
+this stdlib-only script stands in where a test needs a DUT of known capacity (the
+search must find it) or a machine without PROX's runtime. It is started like PROX
+(``prox_double.py -f CFG [-e] [-t] [-o cli] [-k] [-r SECONDS] [-l LOG]``), parses
+the PROX .cfg file (ports, cores/tasks, variables, ``[lua] dofile``), fails on the
+same kinds of config errors, listens on TCP port 8474 (``-t``) and answers PROX's
+text protocol with replies formatted exactly as PROX 22.12 does (see
 ``tests/data/prox-reference``).
+
+What it copies of real PROX's behaviour, as measured (../shared/tools/prox/README.md):
+stats come from a snapshot refreshed every ``-r`` seconds (1 s by default) on a fixed
+grid, so two reads within a period are equal and ``last_tsc`` steps by the period;
+``start`` of a task on a core that already runs one blocks about 1.1 s, ``stop`` of a
+running task about 0.9 s; bad arguments to state-changing commands get no reply; the
+log goes to ``-l FILE`` (else ./prox.log) and /var/run/dpdk/<file-prefix> is left
+behind. What it cannot show: real packets, real af_packet rings and drain times, CPU
+contention, PROX's panics on configs it accepts.
 
 What it simulates: no packets at all. Started ``mode=gen`` tasks "transmit"; a
 simulated DUT, configured with the environment variable ``NSB_PROX_DOUBLE_DUT``
@@ -24,12 +35,15 @@ the tests), relatively.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import selectors
 import signal
 import socket
 import sys
+import time
+from pathlib import Path
 
 if __package__:  # imported as tests.doubles.prox_double
     from .prox_double_config import ConfigError, dut_from_env, int_list, parse_cfg
@@ -47,8 +61,25 @@ UINT64_MAX = 2**64 - 1
 ARG_FLAGS = set("fowlvqr")  # PROX options that take an argument
 
 
+LOG_FILES: list = []  # PROX logs to -l FILE (default ./prox.log) as well as stdout
+
+
 def log(msg: str) -> None:
     print(msg, flush=True)
+    for handle in LOG_FILES:
+        handle.write(msg + "\n")
+        handle.flush()
+
+
+def leave_runtime_dir(cfg_path: str) -> None:
+    """Like DPDK under PROX: /var/run/dpdk/<file-prefix> is created and left behind."""
+    match = re.search(r"--file-prefix[=\s]+(\S+)", Path(cfg_path).read_text(errors="replace"))
+    try:
+        runtime = Path("/var/run/dpdk") / (match.group(1) if match else "rte")
+        runtime.mkdir(parents=True, exist_ok=True)
+        (runtime / "config").touch()
+    except OSError:  # not root: no runtime directory, as DPDK would fail earlier
+        pass
 
 
 def fatal(msg: str) -> None:
@@ -63,11 +94,42 @@ class Quit(Exception):
     pass
 
 
-class Prox:
-    """Answers one command line; returns the reply text or None (no reply, as PROX)."""
+class Snapshot:
+    """The counters at one refresh of PROX's master loop: what every stats command reads.
+
+    Real PROX answers stats from such a snapshot, refreshed every ``-r`` seconds
+    (1 s by default); its ``last_tsc`` is the moment it was taken.
+    """
 
     def __init__(self, sim: Sim):
-        self.sim = sim
+        sim.advance()
+        self.tasks = copy.deepcopy(sim.tasks)
+        self.ports = copy.deepcopy(sim.ports)
+        self.index = {(t.core, t.task): t for t in self.tasks}
+        self.live, self.dut, self._tsc = sim.live, sim.dut, sim.tsc()
+
+    def tsc(self) -> int:
+        return self._tsc
+
+    def advance(self) -> None:
+        return None
+
+
+class Prox:
+    """Answers one command line; returns the reply text or None (no reply, as PROX).
+
+    Stats come from a ``Snapshot`` taken on a fixed grid every ``refresh_s``;
+    starting a task on a core that already runs one blocks for about 1.1 s and
+    stopping a running task for about 0.9 s, as measured with PROX 22.12.
+    """
+
+    START_BLOCK_S, STOP_BLOCK_S = 1.1, 0.9
+
+    def __init__(self, sim: Sim, refresh_s: float = 1.0, blocking: bool = True):
+        self.live = self.sim = sim
+        self.refresh_s, self.blocking = refresh_s, blocking
+        self.view = Snapshot(sim)
+        self.next_refresh = time.monotonic() + refresh_s
         self.commands = [
             ("lat all stats", self.lat_all_stats), ("lat stats", self.lat_stats),
             ("dp core stats", self.dp_core_stats), ("core stats", self.core_stats),
@@ -81,7 +143,17 @@ class Prox:
         ] + [(name, self.ignored) for name in (
             "reset values", "set value", "accuracy limit", "count", "imix", "help")]
 
+    def refresh_if_due(self) -> float:
+        """Take the snapshots due by now; seconds until the next one."""
+        now = time.monotonic()
+        if now >= self.next_refresh:
+            self.view = Snapshot(self.live)
+            while self.next_refresh <= now:
+                self.next_refresh += self.refresh_s
+        return self.next_refresh - now
+
     def handle(self, line: str) -> str | None:
+        self.refresh_if_due()
         words = line.split()
         if not words:
             return None
@@ -91,11 +163,15 @@ class Prox:
             n = len(name.split())
             if words[:n] == name.split():
                 try:
+                    if fn in self._replying() or fn in (self.tot_stats, self.tot_zero):
+                        self.sim = self.view  # stats are read from the last snapshot
                     reply = fn(words[n:])
                 except (ValueError, IndexError):
                     reply = "error: invalid syntax" if fn in self._replying() else None
                     if reply is None:
                         log(f"error: invalid syntax: '{line.strip()}'")
+                finally:
+                    self.sim = self.live
                 return None if reply is None else reply + "\n"
         log(f"error Unknown command: '{line.strip()}'")
         return None
@@ -141,18 +217,27 @@ class Prox:
         if not args:
             raise ValueError("start needs an argument")
         self.sim.advance()
-        for t in self._selected(args):
+        selected = self._selected(args)
+        busy = any(o.running for t in selected for o in self.sim.tasks
+                   if o.core == t.core and o not in selected)
+        if self.blocking and busy and not all(t.running for t in selected):
+            time.sleep(self.START_BLOCK_S)
+        for t in selected:
             t.running = True
 
     def stop(self, args: list[str]) -> None:
         if not args:
             raise ValueError("stop needs an argument")
         self.sim.advance()
-        for t in self._selected(args):
+        selected = self._selected(args)
+        if self.blocking and any(t.running for t in selected):
+            time.sleep(self.STOP_BLOCK_S)
+        for t in selected:
             t.running = False
 
     def reset_stats(self, args: list[str]) -> None:
         self.sim.reset()
+        self.view = Snapshot(self.live)  # what PROX displays is zeroed at once
 
     def speed(self, args: list[str]) -> None:
         value = float(args[2])
@@ -301,11 +386,10 @@ def serve(prox: Prox, log_commands: bool) -> None:
     except OSError as e:
         fatal(f"error: cannot listen on port {CTRL_PORT}: {e.strerror}")
     sel.register(lsock, selectors.EVENT_READ, None)
-    log(f"Listening on port {CTRL_PORT}")
     buffers: dict[socket.socket, bytes] = {}
     try:
         while True:
-            for key, _ in sel.select(timeout=1.0):
+            for key, _ in sel.select(timeout=prox.refresh_if_due()):
                 if key.data is None:
                     conn, addr = lsock.accept()
                     log(f"Client connected from {addr[0]}:{addr[1]}")
@@ -375,8 +459,9 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    log("PROX double (test stand-in for PROX 22.12)")
     opts = parse_args(argv)
+    LOG_FILES.append(open(opts.get("l", "prox.log"), "a"))  # noqa: SIM115 - lives as long as PROX
+    log("PROX double (test stand-in for PROX 22.12)")
     if "f" not in opts:
         fatal("error: no configuration file given (-f CFG)")
     try:
@@ -386,6 +471,7 @@ def main(argv: list[str]) -> int:
         fatal(str(e))
     except ValueError as e:
         fatal(f"error: invalid value: {e}")
+    leave_runtime_dir(opts["f"])
     live = opts.get("o") == "cli" or "k" in opts["flags"]
     sim = Sim(ports, tasks, dut, live)
     autostart_gen = "e" not in opts["flags"]
@@ -400,7 +486,8 @@ def main(argv: list[str]) -> int:
             f"rx ports={t.rx_ports} pkt_size={t.pkt_size} speed={t.speed:g} "
             f"{'running' if t.running else 'stopped'}")
     if "t" in opts["flags"]:
-        serve(Prox(sim), os.environ.get("NSB_PROX_DOUBLE_LOG_COMMANDS") == "1")
+        serve(Prox(sim, refresh_s=float(opts.get("r", 1.0))),
+              os.environ.get("NSB_PROX_DOUBLE_LOG_COMMANDS") == "1")
     else:
         while True:
             signal.pause()

@@ -154,7 +154,7 @@ class Double:
         self.cfg = tmp / "prox.cfg"
         self.cfg.write_text(cfg)
         self.log = tmp / "prox.log"
-        cmd = [str(DOUBLE), "-f", str(self.cfg), *args]
+        cmd = [str(DOUBLE), "-f", str(self.cfg), "-l", str(tmp / "prox-l.log"), *args]
         if ROOT:
             cmd = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', *cmd]
         with open(self.log, "wb") as out:
@@ -171,11 +171,20 @@ class Double:
             assert time.monotonic() < deadline, f"no '{text}' in log:\n{self.output()}"
             time.sleep(0.02)
 
-    def connect(self) -> Client:
-        self.wait_for_log("Listening on port 8474")
-        if not ROOT:
-            return Client(socket.create_connection(("127.0.0.1", 8474), timeout=5))
-        return Client(connect_in_netns(f"/proc/{self.proc.pid}/ns/net", "127.0.0.1", 8474, 5))
+    def connect(self, timeout: float = 10) -> Client:
+        """Ready when the control socket accepts (as real PROX, the double prints no
+        'listening' line)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            assert self.proc.poll() is None, f"double exited early:\n{self.output()}"
+            try:
+                if not ROOT:
+                    return Client(socket.create_connection(("127.0.0.1", 8474), timeout=5))
+                return Client(connect_in_netns(f"/proc/{self.proc.pid}/ns/net", "127.0.0.1",
+                                               8474, 5))
+            except OSError:
+                assert time.monotonic() < deadline, f"8474 never accepted:\n{self.output()}"
+                time.sleep(0.05)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -192,7 +201,7 @@ def start_double(tmp_path):
                             "(make test runs as root)")
     doubles: list[Double] = []
 
-    def start(cfg: str = GEN_CFG, args: tuple[str, ...] = ("-e", "-t", "-o", "cli"),
+    def start(cfg: str = GEN_CFG, args: tuple[str, ...] = ("-e", "-t", "-o", "cli", "-r", "0.01"),
               **env: str) -> Double:
         doubles.append(Double(tmp_path / f"double{len(doubles)}", cfg, list(args), env))
         return doubles[-1]
@@ -207,7 +216,7 @@ def run_double(tmp_path: Path, cfg: str, *args: str) -> subprocess.CompletedProc
     path = tmp_path / "bad.cfg"
     path.write_text(cfg)
     return subprocess.run([str(DOUBLE), "-f", str(path), *args], capture_output=True,
-                          text=True, timeout=20)
+                          text=True, timeout=20, cwd=tmp_path)
 
 
 def lat_line_re(core: int, task: int) -> str:
@@ -215,12 +224,17 @@ def lat_line_re(core: int, task: int) -> str:
 
 
 def trial(c: Client, seconds: float, *setup: str) -> tuple[float, int, int]:
-    """reset, set up, run all cores for `seconds`; returns (duration by TSC, rx, tx)."""
+    """reset, set up, run all cores for `seconds`; returns (duration by TSC, rx, tx).
+
+    The counters are read while the cores still run: the doubles here refresh their
+    snapshot every 10 ms (-r 0.01), and a stop blocks as PROX's does.
+    """
     c.send("stop all", "reset stats", *setup, "start all", "tot stats")
     t0 = int(c.line().split(",")[2])
     time.sleep(seconds)
-    c.send("stop all", "tot stats")
+    c.send("tot stats")
     rx, tx, t1, _ = (int(x) for x in c.line().split(","))
+    c.send("stop all")
     return (t1 - t0) / HZ, rx, tx
 
 
@@ -291,6 +305,7 @@ def test_one_core_tasks_and_rate(start_double):
     dt, rx, tx = trial(c, 1.0, "pkt_size 1 0 60", "speed 1 0 1")
     assert tx / dt == pytest.approx(148_810, rel=0.03)  # dt: the double's TSC, about 1 s
     assert rx == tx  # 148.8 kpps is well below the default DUT capacity
+    rx, tx = c.fields("tot stats")[:2]  # the final counts, after the stop
     g = c.fields("core stats 1 0")
     lat = c.fields("core stats 1 1")
     assert (g[:3], lat[:3]) == ([0, tx, 0], [rx, 0, rx])  # the lat task consumes what it gets
@@ -340,6 +355,7 @@ def test_dut_capacity_loss_and_latency(start_double):
     assert over > 200 + near
 
     # each lat core got half; its histogram holds exactly what it received
+    rx = c.fields("tot stats")[0]  # the final count, after the stop
     for core, port in ((3, 0), (4, 1)):
         got = c.fields(f"core stats {core} 0")[0]
         assert got == pytest.approx(rx / 2, abs=1)
@@ -441,3 +457,27 @@ def test_gbps_limit_and_histogram_model(tmp_path):
         lat = sim.index[core, 0]
         assert sum(lat.hist) == lat.rx > 0
         assert lat.hist[127] == lat.rx  # 210..262 us: all above 128 * 1.024 us
+
+
+def test_stats_are_snapshots_refreshed_once_a_period_like_prox(start_double):
+    """Real PROX answers stats from a snapshot its master loop takes every -r seconds
+    (1 s by default): reads within a period are equal, last_tsc steps by the period,
+    and starting a task beside a running one blocks (measured with PROX 22.12)."""
+    c = start_double(LAB_CFG, args=("-e", "-t", "-o", "cli")).connect()
+    started = time.monotonic()
+    c.send("start 1 1", "echo a")  # nothing else runs on core 1: at once
+    assert c.line() == "a" and time.monotonic() - started < 0.5
+    c.send("reset stats", "pkt_size 1 0 60", "speed 1 0 1", "start 1 0", "echo b")
+    assert c.line() == "b" and time.monotonic() - started >= 1.0  # beside the lat task
+    readings = []
+    for _ in range(25):
+        readings.append(c.fields("tot stats"))
+        time.sleep(0.1)
+    by_tsc: dict[int, set] = {}
+    for rx, tx, tsc, _ in readings:
+        by_tsc.setdefault(tsc, set()).add((rx, tx))
+    assert all(len(values) == 1 for values in by_tsc.values())  # one snapshot, one value
+    steps = sorted(by_tsc)[1:]  # the first came with reset stats, off the grid (as PROX's)
+    assert len(steps) >= 2 and all(b - a == pytest.approx(HZ, rel=0.02)
+                                   for a, b in zip(steps, steps[1:], strict=False))
+    assert max(tx for _, tx, _, _ in readings) > 0

@@ -17,7 +17,7 @@ from tests.functional.lab import leftovers, results_of
 SAMPLE = ROOT / "samples" / "prox" / "tc_prox_l3fwd.yaml"
 DOUBLE = ROOT / "tests" / "doubles" / "prox_double.py"
 CAPACITY_PPS, CAPACITY_GBPS = 12_000_000, 20.0  # the simulated router
-SPEED_GBPS, PORTS = 25, 2  # the sample's interfaces
+SPEED_GBPS, PORTS = 25, 1  # the sample's interfaces; the lab generator sends on one
 PRECISION_PCT = 1.0
 NSB_KPIS = {"Throughput", "RxThroughput", "TxThroughput", "DropPackets", "CurrentDropPackets",
             "PktSize", "LatencyMin", "LatencyMax", "LatencyAvg"}
@@ -51,8 +51,10 @@ def test_search_finds_the_simulated_capacity_for_every_frame_size(results_conf, 
     assert sizes == [64, 128, 256, 512, 1024, 1280, 1518]
     for result in doc["results"]:
         frame, expected = result["frame_size"], capacity_pct(result["frame_size"])
-        # never above the DUT's capacity, at most the search precision below it
-        assert expected - PRECISION_PCT - 0.2 <= result["line_rate_pct"] <= expected, result
+        # never above the DUT's capacity (beyond what a rate measured between two
+        # 0.1 s snapshots resolves), at most the search precision below it
+        assert expected - PRECISION_PCT - 0.2 <= result["line_rate_pct"] <= expected * 1.005, \
+            result
         assert result["limited_by"] == "dut"
         assert result["loss_pct"] == 0.0
         lat = result["latency"]
@@ -76,8 +78,8 @@ def test_search_finds_the_simulated_capacity_for_every_frame_size(results_conf, 
     kpis = [e for e in doc["kpis"] if e["source"] == "vnf__0"]
     assert kpis and {"packets_in", "packets_fwd", "packets_dropped"} <= set(kpis[0]["kpis"])
     logs = tmp_path / "results" / task_id / "logs"
-    assert "Listening on port 8474" in (logs / "tg__0-prox.log").read_text()
-    assert (logs / "vnf__0-prox.log").exists()
+    assert "PROX double" in (logs / "tg__0-prox-log.log").read_text()  # its -l log, kept
+    assert (logs / "vnf__0-prox.log").exists() and (logs / "vnf__0-prox-log.log").exists()
     assert leftovers(task_id) == []
 
 
