@@ -57,6 +57,7 @@ genconfig: venv
 bench: deps venv
 	$(BIN)/python benchmarks/bench_cli_startup.py
 	$(BIN)/python benchmarks/bench_trial_overhead.py
+	$(BIN)/python benchmarks/bench_prox_control.py
 	$(BIN)/python benchmarks/search/run_search_benchmark.py --seeds 200
 
 clean:

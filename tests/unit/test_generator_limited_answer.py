@@ -1,0 +1,75 @@
+"""A search the generator limits reports the highest loss-free rate it measured,
+never 0, with every profile; and the pieces that measure how fast trafgen really
+sent and when testpmd really forwards."""
+
+import pytest
+
+from nsb import units
+from nsb.events import ResultReady, TrialDone
+from nsb.traffic_profiles.base import Session
+from nsb.traffic_profiles.binsearch import BinSearchProfile
+from nsb.traffic_profiles.fastndr import FastNdrProfile
+from nsb.traffic_profiles.mlrsearch import MlrSearchProfile
+from nsb.vnfs import dpdk_telemetry
+from nsb.vnfs.trafgen import parse_trafgen_report
+from tests.doubles.profiles import make_profile
+from tests.doubles.simulated_dut import SimulatedDutGenerator
+
+LINE_64 = units.line_rate_pps(64, 1, ports=2)
+PROFILES = {
+    "binsearch": (BinSearchProfile, {"packet_sizes": [64], "duration": 1, "tolerated_loss": 0.0,
+                                     "test_precision": 1.0, "lower_bound": 0.0,
+                                     "upper_bound": 100.0, "interface_speed_gbps": 1}),
+    "mlrsearch": (MlrSearchProfile, {"packet_sizes": [64], "interface_speed_gbps": 1}),
+    "fastndr": (FastNdrProfile, {"packet_sizes": [64], "interface_speed_gbps": 1}),
+}
+
+
+def run(tg, kind):
+    cls, options = PROFILES[kind]
+    events = []
+    make_profile(cls, **options).execute(tg, Session("t1", "s", 0, events.append))
+    return ([e for e in events if isinstance(e, TrialDone)],
+            [e for e in events if isinstance(e, ResultReady)])
+
+
+@pytest.mark.parametrize("kind", sorted(PROFILES))
+def test_every_trial_generator_limited_still_gives_the_rate_measured(kind):
+    # the generator sends at most 1 % of line rate, far below the DUT and below any
+    # rate the search asks for: before, the answer was 0 pps
+    tg = SimulatedDutGenerator(capacity_pps=0.9 * LINE_64, max_tx_pps=0.01 * LINE_64)
+    trials, results = run(tg, kind)
+    result = results[0]  # mlrsearch adds its PDR after the NDR
+    assert all(r.limited_by == "generator" and r.throughput_pps > 0 for r in results)
+    loss_free = [t.result.tx_rate_pps for t in trials if t.result.lost_packets == 0]
+    assert result.throughput_pps == pytest.approx(max(loss_free))
+    assert result.throughput_pps == pytest.approx(0.01 * LINE_64, rel=0.01)
+    assert "the DUT's limit was not reached" in result.limited_reason or \
+        "could not send" in result.limited_reason
+
+
+def test_a_dut_limited_search_with_no_passing_trial_still_reports_zero():
+    tg = SimulatedDutGenerator(capacity_pps=0.0001 * LINE_64)
+    trials, (result,) = run(tg, "binsearch")
+    assert result.limited_by == "dut" and result.throughput_pps == 0.0
+    assert result.limited_reason == ""
+
+
+def test_trafgen_report_gives_frames_and_its_own_send_time():
+    out = ("Running! Hang up with ^C!\n\r       20000 packets outgoing\n"
+           "\r     1200000 bytes outgoing\n\r           1 sec, 13009 usec on CPU0 (20000 packets)\n")
+    assert parse_trafgen_report(out, 0, None) == (20000, pytest.approx(1.013009))
+
+
+def test_testpmd_ready_only_when_every_port_is_started_with_link_up():
+    info = {"dev_started": 1}
+    up, down = {"status": "UP"}, {"status": "DOWN"}
+    ports = {0: "xe0", 1: "xe1"}
+    ready = {"/ethdev/info,0": info, "/ethdev/link_status,0": up,
+             "/ethdev/info,1": info, "/ethdev/link_status,1": up}
+    assert dpdk_telemetry.ports_not_forwarding(ready, ports) == ""
+    assert dpdk_telemetry.ports_not_forwarding(
+        {**ready, "/ethdev/link_status,1": down}, ports) == "port 1 (xe1) link up"
+    assert dpdk_telemetry.ports_not_forwarding(
+        {**ready, "/ethdev/info,0": {"dev_started": 0}}, ports) == "port 0 (xe0) to start"
+    assert dpdk_telemetry.ports_not_forwarding({}, {0: "xe0"}) == "port 0 (xe0) to exist"
