@@ -57,7 +57,8 @@ def test_a_dut_limited_search_with_no_passing_trial_still_reports_zero():
 
 def test_trafgen_report_gives_frames_and_its_own_send_time():
     out = ("Running! Hang up with ^C!\n\r       20000 packets outgoing\n"
-           "\r     1200000 bytes outgoing\n\r           1 sec, 13009 usec on CPU0 (20000 packets)\n")
+           "\r     1200000 bytes outgoing\n"
+           "\r           1 sec, 13009 usec on CPU0 (20000 packets)\n")
     assert parse_trafgen_report(out, 0, None) == (20000, pytest.approx(1.013009))
 
 
