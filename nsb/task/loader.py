@@ -106,4 +106,5 @@ def profile_spec(task_path: Path, raw, where: Where, task_args: dict) -> PluginS
         raise doc.error(("traffic_profile",), "missing required key 'traffic_type'")
     options = {k: v for k, v in body.items() if k not in ("traffic_type", "type")}
     return PluginSpec(type=kind, options=options, where=Where(doc, ("traffic_profile",)),
-                      name=data.get("name", ""))
+                      name=data.get("name", ""),
+                      type_key="traffic_type" if "traffic_type" in body else "type")

@@ -29,6 +29,7 @@ class PluginSpec:
     options: Mapping
     where: Where
     name: str = ""
+    type_key: str = "type"  # NSB's traffic profile files say traffic_type
 
     @property
     def options_where(self) -> Where:
@@ -36,7 +37,7 @@ class PluginSpec:
         return self.where
 
     def type_error(self, message: str) -> TaskError:
-        return self.where.error(message, "type")
+        return self.where.error(message, self.type_key)
 
 
 @dataclass(frozen=True)

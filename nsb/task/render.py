@@ -12,13 +12,23 @@ from jinja2.sandbox import SandboxedEnvironment
 from nsb.errors import TaskError
 
 
+class DefaultableUndefined(jinja2.StrictUndefined):
+    """Strict, except that an undefined name is false: Yardstick's task files give
+    defaults with ``{% set x = x or D %}`` (and test ``{% if x %}``), which its
+    lenient Jinja2 allows. Printing, iterating or using an undefined name is still
+    an error."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
 def render(text: str, file: str, task_args: dict | None = None, strict: bool = True) -> str:
     """Render ``text`` with ``task_args``; an undefined variable is an error when ``strict``.
 
     NSB's VNF descriptors are rendered leniently (an undefined value is empty),
     as NSB did, because they test ``is defined`` and may name keys a pod lacks.
     """
-    undefined = jinja2.StrictUndefined if strict else jinja2.Undefined
+    undefined = DefaultableUndefined if strict else jinja2.Undefined
     env = SandboxedEnvironment(undefined=undefined, keep_trailing_newline=True)
     try:
         template = env.from_string(text)
@@ -29,14 +39,18 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
     except jinja2.UndefinedError as exc:
         raise TaskError(
             f"template error: {exc.message} (pass it with --task-args or define a default)",
-            file, _template_line(exc)) from None
+            file, _template_line(exc, file)) from None
     except jinja2.TemplateError as exc:
-        raise TaskError(f"template error: {exc}", file, _template_line(exc)) from None
+        raise TaskError(f"template error: {exc}", file, _template_line(exc, file)) from None
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError,
+            RecursionError, MemoryError) as exc:  # Python raised inside an expression
+        raise TaskError(f"template error: {type(exc).__name__}: {exc}", file,
+                        _template_line(exc, file)) from None
 
 
-def _template_line(exc: BaseException) -> int | None:
+def _template_line(exc: BaseException, file: str = "") -> int | None:
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename == "<template>":
+        if frame.filename in ("<template>", file):
             return frame.lineno
     return None
 

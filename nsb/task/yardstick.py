@@ -11,6 +11,7 @@ links become the context's links. What nsb cannot do yet is a clear
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from nsb import plugins
@@ -25,9 +26,26 @@ VNF_CLASSES = {
     "ProxTrafficGen": "prox_tg",
 }
 CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
+# NSB's other context types, named when a task asks for one
+NSB_CONTEXTS = {
+    "Heat": "OpenStack Heat",
+    "StandaloneOvsDpdk": "VMs on a libvirt host behind OVS-DPDK",
+    "StandaloneSriov": "VMs on a libvirt host with SR-IOV VFs",
+    "Kubernetes": "containers in Kubernetes",
+    "Dummy": "Yardstick's dummy context",
+}
 
 _TASK_KEYS = {"schema", "scenarios", "context", "contexts", "description", "run_in_parallel"}
-_SCENARIO_KEYS = {"type", "traffic_profile", "topology", "nodes", "options", "runner"}
+_SCENARIO_KEYS = {"type", "traffic_profile", "topology", "nodes", "options", "runner",
+                  "extra_args"}
+# scenario-wide options (not keyed by a VNF) that nsb honours, and what each does here
+GLOBAL_OPTIONS = {
+    "interface_speed_gbps": "the line rate of the PROX profiles, unless the profile says",
+    "traffic_type": "IP version of NSB's sample VNFs; PROX ignores it, as in NSB",
+    "collectd": "NSB's NFVi collector; nsb samples NFVi KPIs itself",
+    "hugepages_gb": "NSB's hugepage set-up; nsb checks hugepages in pre-flight (prepare "
+                    "nodes with ansible/nsb_setup.yml)",
+}
 
 _SCHEMA = {
     "type": "object",
@@ -42,7 +60,8 @@ _SCHEMA = {
                 "topology": {"type": "string", "minLength": 1},
                 "nodes": {"type": "object", "minProperties": 1,
                           "additionalProperties": {"type": "string", "pattern": r"^[^.]+\..+$"}},
-                "options": {"type": "object", "additionalProperties": {"type": "object"}},
+                "options": {"type": "object"},
+                "extra_args": {"type": "object"},
                 "runner": {"type": "object", "required": ["type"]},
             },
         }},
@@ -89,6 +108,7 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
             raise not_supported(doc, (key,), f"task key '{key}'")
     if data.get("run_in_parallel"):
         raise not_supported(doc, ("run_in_parallel",), "run_in_parallel: true")
+    _check_context_types(doc)  # before the schema, which would ask a Heat context for a type
     schema.validate(data, _SCHEMA, doc)
     context_raw, context_path = _context(doc)
     context_name = context_raw.get("name", "")
@@ -100,22 +120,43 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
         scenario, scenario_links = _scenario(path, doc, index, raw, context_name, pod_nodes,
                                              task_args)
         scenarios.append(scenario)
-        links += [pair for pair in scenario_links if pair not in links]
+        links += [pair for pair in scenario_links
+                  if sorted(pair) not in [sorted(link) for link in links]]
 
     options = {k: v for k, v in context_raw.items() if k != "type"}
     if "file" in options:
         options["file"] = str(pod_path)
     options["links"] = links
     kind = CONTEXT_TYPES.get(context_raw["type"], context_raw["type"])
-    if kind not in plugins.available("nsb.contexts"):
-        raise not_supported(doc, context_path + ("type",), f"context type '{kind}' (nsb "
-                            f"has: Node, {', '.join(plugins.available('nsb.contexts'))})")
     context = PluginSpec(type=kind, options=options, where=Where(doc, context_path))
     return Task(file=path, context=context, scenarios=tuple(scenarios),
                 outputs=tuple(loader.plugin_spec(o, Where(doc, ("outputs", i)))
                               for i, o in enumerate(loader.DEFAULT_OUTPUTS)),
                 description=data.get("description", f"Yardstick/NSB task {path.name}"),
                 args=dict(task_args))
+
+
+def _check_context_types(doc: LocatedDocument) -> None:
+    """One clear line for a context nsb does not have (Yardstick reads one without a
+    ``type`` as Heat), then for more than one context."""
+    data = doc.data
+    if "context" in data:
+        items = [(data["context"], ("context",))]
+    elif isinstance(data.get("contexts"), list):
+        items = [(raw, ("contexts", i)) for i, raw in enumerate(data["contexts"])]
+    else:
+        return
+    supported = sorted(set(CONTEXT_TYPES) | set(plugins.available("nsb.contexts")))
+    for raw, at in items:
+        if not isinstance(raw, dict):
+            continue  # the schema says what is wrong
+        kind = raw.get("type", "Heat")
+        if kind in CONTEXT_TYPES or kind in supported:
+            continue
+        what = NSB_CONTEXTS.get(kind, "")
+        raise not_supported(doc, at + (("type",) if "type" in raw else ()),
+                            f"context type {kind}" + (f" ({what})" if what else "")
+                            + f"; supported: {', '.join(supported)}")
 
 
 def _context(doc: LocatedDocument) -> tuple[dict, tuple]:
@@ -151,16 +192,14 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
             raise doc.error(at + ("nodes", vnf), f"node '{node}' is not in the pod; it has: "
                             f"{', '.join(pod_nodes)}")
         bindings[vnf] = node
-    options = raw.get("options") or {}
-    for key in options:
-        if key not in bindings:
-            raise not_supported(doc, at + ("options", key), f"scenario option '{key}' (options "
-                                f"here are per VNF: {', '.join(bindings)})")
+    options, global_options = _options(doc, at, raw.get("options") or {}, bindings)
+    extra_args = raw.get("extra_args") or {}
+    template_values = {"extra_args": extra_args, "get": flat_get}  # as Yardstick renders them
 
     topology_path = (task_path.parent / raw["topology"]).resolve()
     if not topology_path.exists():
         raise doc.error(at + ("topology",), f"topology file not found: {topology_path}")
-    topo = loader.read_document(topology_path, task_args)
+    topo = loader.read_document(topology_path, {**task_args, **template_values})
     schema.validate(topo.data, _TOPOLOGY_SCHEMA, topo)
     nsd = topo.data["nsd:nsd-catalog"]["nsd"][0]
     nsd_at = ("nsd:nsd-catalog", "nsd", 0)
@@ -186,13 +225,68 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
                             "scenario (nsb drives exactly one)")
     links = _links(topo, nsd, nsd_at, bindings, pod_nodes)
     profile = loader.profile_spec(task_path, raw["traffic_profile"],
-                                  Where(doc, at + ("traffic_profile",)), task_args)
+                                  Where(doc, at + ("traffic_profile",)),
+                                  {**task_args, **template_values})
+    if "interface_speed_gbps" in global_options and \
+            "interface_speed_gbps" not in profile.options:
+        profile = replace(profile, options={**profile.options, "interface_speed_gbps":
+                                            global_options["interface_speed_gbps"]})
     runner = loader.plugin_spec(raw.get("runner", loader.DEFAULT_RUNNER),
                                 Where(doc, at + ("runner",)))
+    confirmation = runner.options.get("confirmation")
+    if confirmation is not None and "confirmation" not in profile.options and \
+            profile.type in ("ProxBinSearchProfile", "binsearch"):
+        # NSB's binary search reads its confirmation count from the runner
+        profile = replace(profile, options={**profile.options, "confirmation": confirmation})
     name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
     scenario = ScenarioSpec(name=name, vnfs=tuple(v for v in vnfs if v is not generators[0]),
                             generator=generators[0], profile=profile, runner=runner)
     return scenario, links
+
+
+def _options(doc: LocatedDocument, at: tuple, options: dict,
+             bindings: dict) -> tuple[dict, dict]:
+    """Per-VNF options (``vnf__0: {...}``; ``[]`` means none) and scenario-wide ones."""
+    per_vnf, global_options = {}, {}
+    for key, value in options.items():
+        if key in bindings:
+            if value in ([], None):
+                value = {}
+            if not isinstance(value, dict):
+                raise doc.error(at + ("options", key), f"options of {key} must be a mapping, "
+                                f"got {type(value).__name__}")
+            per_vnf[key] = value
+        elif key in GLOBAL_OPTIONS:
+            global_options[key] = value
+        else:
+            raise not_supported(doc, at + ("options", key), f"scenario option '{key}' (nsb "
+                                f"takes per-VNF options for {', '.join(bindings)} and "
+                                f"{', '.join(GLOBAL_OPTIONS)})")
+    speed = global_options.get("interface_speed_gbps")
+    if speed is not None and (isinstance(speed, bool) or not isinstance(speed, (int, float))
+                              or not 0 < speed < 1e4):
+        raise doc.error(at + ("options", "interface_speed_gbps"),
+                        f"expected a positive number of Gbit/s, got {speed!r}")
+    return per_vnf, global_options
+
+
+def flat_get(obj, key: str, *default):
+    """Yardstick's template ``get(obj, 'a.b', default)``: a key of the flattened mapping
+    (nested keys joined by '.', list items by their index appended)."""
+    flat: dict = {}
+
+    def walk(value, prefix: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{prefix}.{k}" if prefix else str(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{prefix}{i}")
+        else:
+            flat[prefix] = value
+
+    walk(obj if isinstance(obj, (dict, list)) else {}, "")
+    return flat.get(key, *default) if default else flat.get(key)
 
 
 def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple,
@@ -237,5 +331,13 @@ def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
                                  f"interface '{iface}'; it has: "
                                  f"{', '.join(pod_nodes[node].interfaces)}")
             ends.append(f"{node}:{iface}")
+        if sorted(ends) in [sorted(link) for link in links]:
+            continue  # one cable named twice, e.g. a vld per direction on one port pair
+        for j, end in enumerate(ends):
+            taken = next((k for k, link in enumerate(links) if end in link), None)
+            if taken is not None:
+                raise topo.error(at + (j,), f"interface '{end}' is already linked in "
+                                 f"vld[{taken}] ({' <-> '.join(links[taken])}); a port is "
+                                 "cabled to one peer")
         links.append(ends)
     return links

@@ -23,6 +23,7 @@ from nsb.errors import TaskError
 
 _PLACEHOLDER = re.compile(r"@@(dst_ip_hex|src_ip_hex|dst_mac|src_mac|dst_ip|src_ip)(\d+)")
 _ANY_PLACEHOLDER = re.compile(r"@@\S*")
+_MAC_KEY_PLACEHOLDER = re.compile(r"@@\D*(\d+)\S*")
 _DOFILE = re.compile(r'dofile\("([^"]+)"\)')
 _CORE = re.compile(r"^core\s+(\d+)$")
 _CORE_LIST = re.compile(r"^core\s+(\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)h?$")
@@ -148,18 +149,20 @@ class ProxConfig:
             if not section.name.startswith("core"):
                 continue
             mode = section.get("mode", "")
-            match = _CORE.match(section.name)
-            if not match:
+            cores = _section_cores(section.name)
+            if cores is None:
                 if mode in ("gen", "lat"):
                     raise self.error(f"not supported yet: core notation '{section.name}' for a "
-                                     f"mode={mode} task (use [core N])", section)
+                                     f"mode={mode} task (use [core N] or [core N-M])", section)
                 continue
-            tasks.append(CoreTask(
-                core=int(match.group(1)), task=int(section.get("task", "0") or 0), mode=mode,
-                name=section.get("name", ""),
-                tx_port=self._port(section, "tx port", names),
-                rx_port=self._port(section, "rx port", names),
-                bucket_size=int(section.get(LATENCY_BUCKET_KEY) or DEFAULT_LATENCY_BUCKET_SIZE)))
+            for core in cores:  # [core 1-4] is the same task on each of those cores
+                tasks.append(CoreTask(
+                    core=core, task=int(section.get("task", "0") or 0), mode=mode,
+                    name=section.get("name", ""),
+                    tx_port=self._port(section, "tx port", names),
+                    rx_port=self._port(section, "rx port", names),
+                    bucket_size=int(section.get(LATENCY_BUCKET_KEY)
+                                    or DEFAULT_LATENCY_BUCKET_SIZE)))
         return tasks
 
     def _port(self, section: Section, key: str, names: dict[str, int]) -> int | None:
@@ -189,8 +192,11 @@ class ProxConfig:
                 if item.value is None:
                     continue
                 item.value = self._dofile(item.value, files, section, item)
-                if item.key in ("dst mac", "src mac") and re.fullmatch(r"@@\d+", item.value):
-                    port = self._port_of(int(item.value[2:]), ports, section, item, node)
+                mac_port = _MAC_KEY_PLACEHOLDER.fullmatch(item.value)
+                if item.key in ("dst mac", "src mac") and mac_port:
+                    # Yardstick: any @@... here (@@1, @@tester_p1, @@tester_mac1, @@dst_mac1)
+                    # is port N's MAC, N the first number: the peer's for dst, its own for src
+                    port = self._port_of(int(mac_port.group(1)), ports, section, item, node)
                     mac = port.peer_mac if item.key == "dst mac" else port.mac
                     item.value = self._need(mac, item.key, port, section, item)
                     continue
@@ -201,8 +207,8 @@ class ProxConfig:
                 if leftover:
                     raise self.error(f"unknown placeholder '{leftover.group(0)}'; known: "
                                      "@@dst_macN, @@src_macN, @@dst_ipN, @@src_ipN, "
-                                     "@@dst_ip_hexN, @@src_ip_hexN, and @@N for 'dst mac'/"
-                                     "'src mac'", section, item)
+                                     "@@dst_ip_hexN, @@src_ip_hexN, and any @@...N as the "
+                                     "whole value of 'dst mac'/'src mac'", section, item)
 
     def _placeholder(self, match, ports, section, item, node) -> str:
         kind, number = match.group(1), int(match.group(2))
@@ -244,11 +250,7 @@ class ProxConfig:
         """Every lcore a ``[core ...]`` section names (``core 1``, ``core 1-4``, ``core 2,3``)."""
         cores: set[int] = set()
         for section in self.sections:
-            match = _CORE_LIST.match(section.name)
-            if match:
-                for part in match.group(1).split(","):
-                    low, _, high = part.partition("-")
-                    cores.update(range(int(low), int(high or low) + 1))
+            cores.update(_section_cores(section.name) or [])
         return cores
 
     def master_lcore(self) -> int | None:
@@ -337,6 +339,19 @@ class ProxConfig:
 
 
 _FILE_PREFIX = re.compile(r"--file-prefix[=\s]+(\S+)")
+
+
+def _section_cores(name: str) -> list[int] | None:
+    """The lcores of a ``[core ...]`` section: ``core 1``, ``core 1-4``, ``core 2,5-6``
+    (None for another section or notation, e.g. hyper-threads ``core 1h``)."""
+    match = _CORE_LIST.match(name)
+    if not match or name.endswith("h"):
+        return None
+    cores = []
+    for part in match.group(1).split(","):
+        low, _, high = part.partition("-")
+        cores += range(int(low), int(high or low) + 1)
+    return cores
 
 
 def parameters_lua(ports: dict[int, PortAddresses]) -> str:

@@ -76,7 +76,8 @@ def test_lcores_a_config_names():
     config = prox_config.ProxConfig.parse(
         "[core 0]\nmode=master\n[core 1-3]\nmode=nop\n[core 5,7]\nmode=nop\n[core 9h]\n"
         "mode=nop\n", "x.cfg")
-    assert config.lcores() == {0, 1, 2, 3, 5, 7, 9} and config.master_lcore() == 0
+    # a hyper-thread sibling (9h) has no lcore number of its own to check
+    assert config.lcores() == {0, 1, 2, 3, 5, 7} and config.master_lcore() == 0
     assert cpu_set("0-1") == {0, 1} and cpu_set("0-3,8,10-11") == {0, 1, 2, 3, 8, 10, 11}
     assert cpu_set("") == set()
 

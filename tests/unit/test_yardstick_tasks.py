@@ -126,7 +126,7 @@ def test_unsupported_global_option(nsb_main, reference):
 def test_unsupported_context_type(nsb_main, reference):
     edit(reference, "type: Node", "type: Heat")
     check_one_line_error(nsb_main("task", "validate", str(reference)), "context.type",
-                         "not supported yet: context type 'Heat'")
+                         "not supported yet: context type Heat (OpenStack Heat)")
 
 
 def test_node_of_another_context(nsb_main, reference):

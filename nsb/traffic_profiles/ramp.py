@@ -1,0 +1,73 @@
+"""Stepped rates (NSB's ProxRampProfile): lower_bound, + step_value, ... up to upper_bound.
+
+As NSB's profile does, each frame size starts at ``lower_bound`` % of line rate and
+steps up by ``step_value`` while the rate is at most ``upper_bound``; the first
+trial that loses more than ``tolerated_loss`` ends that frame size. The result is
+the highest step that passed (0 when even the first failed). ``step_interval`` and
+``test_precision`` are accepted as NSB's sample files write them; NSB's profile
+reads neither.
+"""
+
+from __future__ import annotations
+
+from nsb import units
+from nsb.traffic_profiles import common
+from nsb.traffic_profiles.base import GENERATOR_LIMITED, PASS, Session, TrafficProfile, judge
+from nsb.trial import Trial
+
+
+class RampProfile(TrafficProfile):
+    """Ramp: trials at lower_bound, lower_bound + step_value, ... until one loses frames."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "packet_sizes": common.PACKET_SIZES,
+            "duration": {**common.DURATION, "default": 5},
+            "tolerated_loss": common.TOLERATED_LOSS,
+            "lower_bound": {"type": "number", "minimum": 0, "maximum": 100, "default": 10.0},
+            "upper_bound": common.UPPER_BOUND,
+            "step_value": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
+                           "default": 10.0},
+            "step_interval": {"type": "number"},
+            "test_precision": {"type": "number"},
+            "interface_speed_gbps": common.INTERFACE_SPEED,
+            "flows": common.FLOWS,
+        },
+    }
+
+    def steps(self) -> list[float]:
+        o = self.options
+        rates, rate = [], float(o["lower_bound"])
+        while rate <= o["upper_bound"] + 1e-9:
+            rates.append(rate)
+            rate += o["step_value"]
+        return rates
+
+    def execute(self, tg, session: Session) -> None:
+        for frame in self.frame_sizes:
+            if session.should_stop():
+                return
+            self._ramp(tg, session, frame)
+
+    def _ramp(self, tg, session: Session, frame: int) -> None:
+        o, ports = self.options, tg.tx_port_count
+        steps = self.steps()
+        best, limited_by, before = None, "upper_bound", session.trial_count
+        for position, pct in enumerate(steps):
+            if session.should_stop():
+                return  # an interrupted ramp has trials but no answer
+            trial = Trial(frame_size=frame, duration_s=float(o["duration"]), flows=o.get("flows"),
+                          rate_pps=units.pct_to_pps(pct, frame, self.speed_gbps, ports))
+            index, result = session.run_trial(tg, trial, pct, steps[0], steps[-1],
+                                              len(steps) - position - 1)
+            verdict, reason = judge(result, o["tolerated_loss"])
+            session.trial_done(index, result, verdict, pct, steps[0], steps[-1],
+                               f"step {position + 1}/{len(steps)}: {reason}")
+            if verdict != PASS:
+                limited_by = "generator" if verdict == GENERATOR_LIMITED else "dut"
+                break
+            best = result
+        session.result_ready(frame, best, self.speed_gbps, ports, limited_by,
+                             session.trial_count - before, self.spec.type)

@@ -1,0 +1,119 @@
+"""Every task file of the Yardstick/NSB reference set dry-runs unchanged, or gets one
+'not supported yet' line at the key that asks for what nsb lacks, never a traceback."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nsb.task.yardstick import flat_get
+from tests.doubles.profiles import make_profile
+from tests.doubles.simulated_dut import SimulatedDutGenerator
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "yardstick-samples"
+TASKS = sorted(DATA.glob("samples/vnf_samples/nsut/prox/tc_*.yaml"))
+EXPECTED = {  # what nsb says today, besides a plan
+    "tc_prox_baremetal_irq.yaml": "not supported yet: VNF class 'ProxIrqGen'",
+    "tc_prox_heat_context_l3fwd-2.yaml": "context: not supported yet: context type Heat",
+    "tc_prox_ovs-dpdk_l2fwd-2.yaml": "contexts[1].type: not supported yet: context type "
+                                     "StandaloneOvsDpdk",
+    "tc_prox_sriov_l3fwd-2.yaml": "contexts[1].type: not supported yet: context type "
+                                  "StandaloneSriov",
+    # upstream defect: the config's dofile("ipv4-2port.lua") is not among its prox_files
+    "tc_prox_baremetal_l3fwd-scale-up.yaml": 'dofile("ipv4-2port.lua") names a file that is '
+                                             "not in prox_files",
+}
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.name for t in TASKS])
+def test_reference_task(nsb_main, task, monkeypatch):
+    monkeypatch.chdir(DATA)
+    code, out, err = nsb_main("task", "start", "--dry-run", str(task.relative_to(DATA)))
+    assert "Traceback" not in err
+    if task.name in EXPECTED:
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert EXPECTED[task.name] in err, err
+        return
+    assert code == 0, err
+    plan = yaml.safe_load(out)
+    ports = {i["peer"] for n in plan["context"]["nodes"].values()
+             for i in n["interfaces"].values() if i.get("peer")}
+    assert ports, "no links"
+    for part in [*plan["scenarios"][0]["vnfs"].values(),
+                 *plan["scenarios"][0]["traffic_generator"].values()]:
+        assert "@@" not in part["prox_config"], part["prox_config"]
+
+
+def test_one_port_topology_links_the_port_once(nsb_main, monkeypatch):
+    monkeypatch.chdir(DATA)
+    code, out, err = nsb_main("task", "start", "--dry-run",
+                              "samples/vnf_samples/nsut/prox/tc_prox_baremetal_buffering-1.yaml")
+    assert code == 0, err
+    assert yaml.safe_load(out)["context"]["links"] == ["trafficgen_0:xe0 <-> vnf_0:xe0"]
+
+
+def test_wrong_typed_task_args_are_one_located_line(nsb_main, monkeypatch):
+    monkeypatch.chdir(DATA)
+    code, out, err = nsb_main("task", "validate", "--task-args", '{"vports": "two"}',
+                              "samples/vnf_samples/nsut/prox/tc_prox_baremetal_l3fwd-scale-up"
+                              ".yaml")
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_yardstick_get_reads_flattened_keys():
+    args = {"vports": 4, "a": {"b": [10, 20]}}
+    assert flat_get(args, "vports", 2) == 4 and flat_get({}, "vports", 2) == 2
+    assert flat_get(args, "a.b1") == 20 and flat_get(args, "missing") is None
+
+
+def test_ramp_steps_up_until_a_trial_loses_frames():
+    from nsb import units
+    from nsb.events import ResultReady, TrialDone
+    from nsb.traffic_profiles.base import Session
+    from nsb.traffic_profiles.ramp import RampProfile
+
+    line = units.line_rate_pps(64, 10, ports=2)
+    profile = make_profile(RampProfile, packet_sizes=[64], lower_bound=30.0, upper_bound=100.0,
+                           step_value=10.0, duration=1, tolerated_loss=0.0,
+                           interface_speed_gbps=10)
+    assert profile.steps() == [30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
+    events = []
+    profile.execute(SimulatedDutGenerator(0.55 * line), Session("t", "s", 0, events.append))
+    trials = [e for e in events if isinstance(e, TrialDone)]
+    (result,) = [e for e in events if isinstance(e, ResultReady)]
+    assert [t.rate_pct for t in trials] == [30.0, 40.0, 50.0, 60.0]  # stops at the failure
+    assert [t.verdict for t in trials] == ["pass", "pass", "pass", "fail"]
+    assert result.line_rate_pct == pytest.approx(50.0) and result.limited_by == "dut"
+
+
+@pytest.mark.parametrize("template, expected", [
+    ("{% set x = x or 3 %}x: {{ x }}\n", "x: 3\n"),
+    ("{% if y %}y{% endif %}z\n", "z\n"),
+])
+def test_yardstick_jinja_defaults_render(template, expected):
+    from nsb.task.render import render
+
+    assert render(template, "t.yaml") == expected
+
+
+@pytest.mark.parametrize("template, message", [
+    ("a: 1\nb: {{ vports }}\n", "t.yaml:2: template error: 'vports' is undefined"),
+    ("a: 1\n\nb: {{ 1 / 0 }}\n", "t.yaml:3: template error: ZeroDivisionError"),
+    ("a: {{ range(0, 'x') }}\n", "t.yaml:1: template error: TypeError"),
+])
+def test_template_mistakes_stay_errors_with_their_line(template, message):
+    from nsb.errors import TaskError
+    from nsb.task.render import render
+
+    with pytest.raises(TaskError) as failed:
+        render(template, "t.yaml")
+    assert message in str(failed.value)
+
+
+def test_core_ranges_are_a_task_on_each_core():
+    from nsb.vnfs.prox_config import ProxConfig
+
+    config = ProxConfig.parse("[port 0]\nname=p0\n[core 0]\nmode=master\n[core 1-3]\n"
+                              "name=lat\nmode=lat\nrx port=p0\n", "x.cfg")
+    assert [(t.core, t.mode) for t in config.tasks() if t.mode == "lat"] == [
+        (1, "lat"), (2, "lat"), (3, "lat")]
