@@ -28,7 +28,7 @@ NSB_NAMES = {
     "nsb.runners": {"Search", "Arithmetic", "Sequence", "Constant",
                     "Dynamictp", "SearchRunner"},
     "nsb.traffic_profiles": {
-        "ProxACLProfile", "ProxIrqProfile", "ProxMplsTagUntagProfile",
+        "ProxIrqProfile", "ProxMplsTagUntagProfile",
         "ProxProfile", "ProxBinSearchProfile", "RFC2544Profile", "TrexProfile",
         "IXIARFC2544Profile", "IxiaRFC2544Profile", "IXIARFC2544PppoeScenarioProfile",
         "IxiaBasicProfile", "IxiaPppoeClientProfile", "VpeRFC2544Profile", "LandslideProfile",

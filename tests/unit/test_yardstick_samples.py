@@ -117,3 +117,33 @@ def test_core_ranges_are_a_task_on_each_core():
                               "name=lat\nmode=lat\nrx port=p0\n", "x.cfg")
     assert [(t.core, t.mode) for t in config.tasks() if t.mode == "lat"] == [
         (1, "lat"), (2, "lat"), (3, "lat")]
+
+
+def test_acl_repeats_the_load_until_the_runner_stops():
+    from nsb import units
+    from nsb.events import ResultReady, TrialDone
+    from nsb.traffic_profiles.acl import AclProfile
+    from nsb.traffic_profiles.base import Session
+
+    line = units.line_rate_pps(64, 10, ports=2)
+    profile = make_profile(AclProfile, packet_sizes=[64, 128], upper_bound=100.0, duration=1,
+                           tolerated_loss=100.0, interface_speed_gbps=10)
+    events = []
+    stop_after = 4  # the runner's budget, in trials
+
+    def should_stop() -> bool:
+        return sum(isinstance(e, TrialDone) for e in events) >= stop_after
+
+    profile.execute(SimulatedDutGenerator(0.3 * line), Session("t", "s", 0, events.append,
+                                                               should_stop))
+    trials = [e for e in events if isinstance(e, TrialDone)]
+    (result,) = [e for e in events if isinstance(e, ResultReady)]
+    assert len(trials) == 4 and {t.trial_index for t in trials} == {0, 1, 2, 3}
+    assert all(t.rate_pct == 100.0 and t.result.trial.frame_size == 64 for t in trials)
+    assert result.frame_size == 64 and result.extra["samples"] == 4
+    assert result.extra["forwarding_rate_pps"] == pytest.approx(0.3 * line, rel=0.01)
+    bounded = make_profile(AclProfile, packet_sizes=[64, 128], max_trials=2, duration=1,
+                           tolerated_loss=100.0, interface_speed_gbps=10)
+    events.clear()
+    bounded.execute(SimulatedDutGenerator(0.3 * line), Session("t", "s", 0, events.append))
+    assert [e.frame_size for e in events if isinstance(e, ResultReady)] == [64, 128]

@@ -1,0 +1,70 @@
+"""Repeated trials at one load (NSB's ProxACLProfile): a sample per trial, for as long
+as the runner allows.
+
+NSB's ACL profile sends at ``upper_bound`` % of line rate again and again, one
+sample per ``duration``-long trial, until the runner ends the run (its sample
+file tolerates 100 % loss: what it reports is how much an ACL VNF forwards under
+that load). Like NSB's, it works on the first frame size until the runner stops
+it (the next sizes only run if the runner leaves time, which a Duration runner
+does not); an Iteration runner would never stop it, so ``max_trials`` (not NSB's)
+can bound it. The result of a frame size is its last trial, with the median
+forwarding rate over every trial (``forwarding_rate_pps``).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from nsb import units
+from nsb.traffic_profiles import common
+from nsb.traffic_profiles.base import PASS, Session, TrafficProfile, judge
+from nsb.trial import Trial
+
+
+class AclProfile(TrafficProfile):
+    """ACL: trials at upper_bound % of line rate until the runner stops (NSB's ProxACLProfile)."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "packet_sizes": common.PACKET_SIZES,
+            "duration": {**common.DURATION, "default": 5},
+            "tolerated_loss": common.TOLERATED_LOSS,
+            "lower_bound": {"type": "number", "minimum": 0, "maximum": 100},
+            "upper_bound": common.UPPER_BOUND,
+            "test_precision": {"type": "number"},
+            "step_value": {"type": "number"},
+            "interface_speed_gbps": common.INTERFACE_SPEED,
+            "flows": common.FLOWS,
+            "max_trials": {"type": "integer", "minimum": 1},
+        },
+    }
+
+    def execute(self, tg, session: Session) -> None:
+        for frame in self.frame_sizes:
+            if session.should_stop():
+                return
+            self._repeat(tg, session, frame)
+
+    def _repeat(self, tg, session: Session, frame: int) -> None:
+        o, ports = self.options, tg.tx_port_count
+        pct = float(o["upper_bound"])
+        trial = Trial(frame_size=frame, duration_s=float(o["duration"]), flows=o.get("flows"),
+                      rate_pps=units.pct_to_pps(pct, frame, self.speed_gbps, ports))
+        results, verdict, before = [], PASS, session.trial_count
+        limit = o.get("max_trials")
+        while not session.should_stop() and (limit is None or len(results) < limit):
+            index, result = session.run_trial(tg, trial, pct, pct, pct,
+                                              (limit - len(results) - 1) if limit else 0)
+            verdict, reason = judge(result, o["tolerated_loss"])
+            session.trial_done(index, result, verdict, pct, pct, pct,
+                               f"sample {len(results) + 1}: {reason}")
+            results.append(result)
+        if not results:
+            return
+        limited_by = {"fail": "dut", "generator_limited": "generator"}.get(verdict, "none")
+        session.result_ready(frame, results[-1] if verdict == PASS else None, self.speed_gbps,
+                             ports, limited_by, session.trial_count - before, self.spec.type,
+                             extra={"forwarding_rate_pps": statistics.median(
+                                 r.rx_rate_pps for r in results), "samples": len(results)})
