@@ -48,13 +48,20 @@ def speed_pct(rate_pps: float, frame_size: int) -> float:
 
 @dataclass(frozen=True)
 class Reading:
-    """The gen and lat tasks' counters in one PROX snapshot (``tsc``: when it was taken)."""
+    """The gen and lat tasks' counters, each from PROX's snapshot of that task.
+
+    ``tsc`` is the oldest of their snapshots; the per-task (count, tsc) pairs time
+    each task's rate by its own snapshot, since a refresh can fall between two
+    queries of one reading.
+    """
 
     tsc: int
     hz: int
     tx: int
     rx: int
     rx_per_lat_task: tuple[int, ...]
+    gen_counts: tuple[tuple[int, int], ...] = ()  # (tx, tsc) per gen task
+    lat_counts: tuple[tuple[int, int], ...] = ()  # (rx, tsc) per lat task
 
 
 class ProxTrafficGen(ProxVnf, TrafficGen):
@@ -172,7 +179,9 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         lat = [self.client.core_stats(t.core, t.task) for t in self.lat_tasks]
         return Reading(tsc=min(s.tsc for s in gen + lat), hz=lat[0].hz,
                        tx=sum(s.tx for s in gen), rx=sum(s.rx for s in lat),
-                       rx_per_lat_task=tuple(s.rx for s in lat))
+                       rx_per_lat_task=tuple(s.rx for s in lat),
+                       gen_counts=tuple((s.tx, s.tsc) for s in gen),
+                       lat_counts=tuple((s.rx, s.tsc) for s in lat))
 
     def _watch(self, until: float) -> list[Reading]:
         """Every new snapshot PROX takes until ``until`` (while the traffic runs)."""
@@ -219,17 +228,29 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
 
 def _rates(sending: list[Reading], final: Reading, window_s: float) -> tuple[float, float, str]:
     """(tx pps, rx pps, how they were timed). The first snapshot seen after the start
-    may predate the reset; the ones after it were taken while sending."""
+    may predate the reset; the ones after it were taken while sending. Each task's
+    rate is timed by its own snapshots, and the tasks' rates are summed."""
     timed = sending[1:]
-    if len(timed) >= 2 and timed[-1].tsc > timed[0].tsc:
-        span_s = (timed[-1].tsc - timed[0].tsc) / timed[-1].hz
-        return ((timed[-1].tx - timed[0].tx) / span_s, (timed[-1].rx - timed[0].rx) / span_s,
-                "prox_tsc")
+    if len(timed) >= 2:
+        tx = _per_task_rate([r.gen_counts for r in (timed[0], timed[-1])], final.hz)
+        rx = _per_task_rate([r.lat_counts for r in (timed[0], timed[-1])], final.hz)
+        if tx is not None and rx is not None:
+            return tx, rx, "prox_tsc"
     if window_s <= 0:
         return 0.0, 0.0, "none"
     return final.tx / window_s, final.rx / window_s, "wall_clock"
 
 
+def _per_task_rate(readings: list[tuple[tuple[int, int], ...]], hz: int) -> float | None:
+    first, last = readings
+    if not first or len(first) != len(last):
+        return None
+    rate = 0.0
+    for (count_a, tsc_a), (count_b, tsc_b) in zip(first, last, strict=True):
+        if tsc_b <= tsc_a:
+            return None  # this task's snapshot did not move: no interval to time
+        rate += (count_b - count_a) / ((tsc_b - tsc_a) / hz)
+    return rate
 def nsb_kpis(result: TrialResult) -> dict[str, float]:
     """The names NSB's PROX generator reported, so existing dashboards keep working."""
     rx_mpps = result.rx_rate_pps / 1e6

@@ -95,8 +95,11 @@ def test_af_packet_ports_take_one_sending_task_each():
     assert one.file_prefix() == "nsb-x"
 
 
-def reading(tsc_s: float, tx: int, rx: int) -> Reading:
-    return Reading(tsc=int(tsc_s * HZ), hz=HZ, tx=tx, rx=rx, rx_per_lat_task=(rx,))
+def reading(tsc_s: float, tx: int, rx: int, lat_tsc_s: float | None = None) -> Reading:
+    lat_tsc = int((tsc_s if lat_tsc_s is None else lat_tsc_s) * HZ)
+    return Reading(tsc=min(int(tsc_s * HZ), lat_tsc), hz=HZ, tx=tx, rx=rx,
+                   rx_per_lat_task=(rx,), gen_counts=((tx, int(tsc_s * HZ)),),
+                   lat_counts=((rx, lat_tsc),))
 
 
 def test_rates_come_from_snapshots_taken_while_sending():
@@ -109,3 +112,11 @@ def test_rates_come_from_snapshots_taken_while_sending():
     # one snapshot while sending (PROX refreshing every second): count over the window
     assert _rates(sending[:2], final, 1.2) == (pytest.approx(50_000), pytest.approx(50_000),
                                                "wall_clock")
+
+
+def test_a_refresh_between_two_queries_of_one_reading_does_not_skew_the_rate():
+    # the gen task was read from a snapshot 0.1 s newer than the lat task's
+    sending = [reading(0.0, 0, 0), reading(0.1, 10_000, 10_000),
+               reading(0.4, 40_000, 30_000, lat_tsc_s=0.3)]
+    tx, rx, how = _rates(sending, reading(1.0, 100_000, 100_000), 1.0)
+    assert (tx, rx, how) == (pytest.approx(100_000), pytest.approx(100_000), "prox_tsc")
