@@ -36,6 +36,9 @@ NSB_CONTEXTS = {
 }
 
 _TASK_KEYS = {"schema", "scenarios", "context", "contexts", "description", "run_in_parallel"}
+# NSPerf-RFC2544 deploys the same way and lets the generator's traffic profile run
+# its trials until it is done, which is what nsb does with an NSPerf scenario
+SCENARIO_TYPES = ("NSPerf", "NSPerf-RFC2544")
 _SCENARIO_KEYS = {"type", "traffic_profile", "topology", "nodes", "options", "runner",
                   "extra_args"}
 # scenario-wide options (not keyed by a VNF) that nsb honours, and what each does here
@@ -179,9 +182,9 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
     for key in raw:
         if key not in _SCENARIO_KEYS:
             raise not_supported(doc, at + (key,), f"scenario key '{key}'")
-    if raw["type"] != "NSPerf":
+    if raw["type"] not in SCENARIO_TYPES:
         raise not_supported(doc, at + ("type",), f"scenario type '{raw['type']}' (nsb runs "
-                            "NSPerf scenarios)")
+                            f"{' and '.join(SCENARIO_TYPES)} scenarios)")
     bindings = {}  # tg__0 -> pod node name
     for vnf, target in raw["nodes"].items():
         node, _, ctx = target.rpartition(".")
@@ -213,7 +216,8 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
                              f"the task's scenario 'nodes' ({', '.join(bindings)})")
         node = bindings[name]
         descriptor = (topology_path.parent / member["VNF model"]).resolve()
-        plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node))
+        plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node),
+                            {**task_args, **template_values}, f"{name} (node {node})")
         vnfs.append(VnfSpec(type=plugin, name=name, node=node, options=options.get(name, {}),
                             where=Where(doc, at + ("nodes", name)),
                             options_at=Where(doc, at + ("options", name))))
@@ -289,25 +293,34 @@ def flat_get(obj, key: str, *default):
     return flat.get(key, *default) if default else flat.get(key)
 
 
-def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple,
-               node) -> str:
-    """The nsb plugin for a VNF descriptor: its ``id`` is NSB's class name."""
+def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple, node,
+               values: dict, who: str) -> str:
+    """The nsb plugin for a VNF descriptor: its ``id`` is NSB's class name.
+
+    The descriptor is rendered with the task's arguments and the pod entry of its
+    node (which wins), as a task's values reach NSB's descriptors.
+    """
     if not descriptor.exists():
         raise topo.error(member_at + ("VNF model",), f"VNF descriptor not found: {descriptor}")
-    values = dict(node.pod) if node is not None else {}
+    values = {**values, **(dict(node.pod) if node is not None else {})}
     doc = loader.read_document(descriptor, values, strict=False)
     try:
         vnfd = doc.data["vnfd:vnfd-catalog"]["vnfd"][0]
         class_name = vnfd["id"]
     except (KeyError, IndexError, TypeError):
-        raise doc.error((), "a VNF descriptor needs vnfd:vnfd-catalog.vnfd[0].id") from None
+        raise doc.error((), f"a VNF descriptor needs vnfd:vnfd-catalog.vnfd[0].id (for "
+                        f"{who})") from None
+    if not isinstance(class_name, str):
+        raise doc.error(("vnfd:vnfd-catalog", "vnfd", 0, "id"), f"the id of {who}'s "
+                        f"descriptor must be a class name, got {type(class_name).__name__}")
     if class_name in VNF_CLASSES:
         return VNF_CLASSES[class_name]
     if class_name in plugins.available("nsb.vnfs"):
         return class_name
     raise not_supported(doc, ("vnfd:vnfd-catalog", "vnfd", 0, "id"),
-                        f"VNF class '{class_name}' (nsb has: {', '.join(VNF_CLASSES)} and its "
-                        f"plugins {', '.join(plugins.available('nsb.vnfs'))})")
+                        f"VNF class '{class_name}' for {who} (nsb has: "
+                        f"{', '.join(VNF_CLASSES)} and its plugins "
+                        f"{', '.join(plugins.available('nsb.vnfs'))})")
 
 
 def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,

@@ -147,3 +147,19 @@ def test_acl_repeats_the_load_until_the_runner_stops():
     events.clear()
     bounded.execute(SimulatedDutGenerator(0.3 * line), Session("t", "s", 0, events.append))
     assert [e.frame_size for e in events if isinstance(e, ResultReady)] == [64, 128]
+
+
+def test_nsperf_rfc2544_scenarios_load_and_a_missing_class_names_the_vnf(nsb_main, tmp_path):
+    import shutil
+
+    copy = tmp_path / "ys"
+    shutil.copytree(DATA, copy)
+    task = copy / "samples/vnf_samples/nsut/prox/tc_prox_baremetal_l3fwd-2.yaml"
+    task.write_text(task.read_text().replace("type: NSPerf", "type: NSPerf-RFC2544"))
+    code, out, err = nsb_main("task", "validate", str(task))
+    assert code == 0, err
+    descriptor = copy / "samples/vnf_samples/vnf_descriptors/prox_vnf.yaml"
+    descriptor.write_text(descriptor.read_text().replace("ProxApproxVnf", "VpeApproxVnf"))
+    code, out, err = nsb_main("task", "validate", str(task))
+    assert code == 2 and "not supported yet: VNF class 'VpeApproxVnf' for vnf__0 (node vnf_0)" \
+        in err, err
