@@ -25,7 +25,7 @@ NAMESPACES = {
 # Yardstick/NSB's own names that nsb has no plugin for: a task asking for one gets
 # "not supported yet", never a did-you-mean that presents it as a typo
 NSB_NAMES = {
-    "nsb.runners": {"Search", "Arithmetic", "Sequence", "Constant",
+    "nsb.runners": {"Arithmetic", "Sequence", "Constant",
                     "Dynamictp", "SearchRunner"},
     "nsb.traffic_profiles": {
         "ProxIrqProfile", "ProxMplsTagUntagProfile",

@@ -29,7 +29,13 @@ class DurationRunner(Runner):
     }
 
     def execute(self, body: Body) -> None:
-        deadline = time.monotonic() + self.options["duration"]
+        o = self.options
+        self._budget(o["duration"], o["repeat"], o["interval"], body)
+
+    @staticmethod
+    def _budget(duration: float, repeat: bool, interval: float, body: Body) -> None:
+        """Run ``body`` once (again and again with ``repeat``) within ``duration`` s."""
+        deadline = time.monotonic() + duration
 
         def expired() -> bool:
             return time.monotonic() >= deadline
@@ -38,10 +44,9 @@ class DurationRunner(Runner):
         while not expired():
             body(iteration, expired)
             iteration += 1
-            if not self.options["repeat"]:
+            if not repeat:
                 break
-            if self.options["interval"] and not expired():
-                time.sleep(min(self.options["interval"], max(0.0, deadline - time.monotonic())))
+            if interval and not expired():
+                time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
         if expired():
-            LOG.info("Duration runner: %g s budget spent after %d iteration(s)",
-                     self.options["duration"], iteration)
+            LOG.info("runner: %g s budget spent after %d iteration(s)", duration, iteration)

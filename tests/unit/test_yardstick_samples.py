@@ -163,3 +163,24 @@ def test_nsperf_rfc2544_scenarios_load_and_a_missing_class_names_the_vnf(nsb_mai
     code, out, err = nsb_main("task", "validate", str(task))
     assert code == 2 and "not supported yet: VNF class 'VpeApproxVnf' for vnf__0 (node vnf_0)" \
         in err, err
+
+
+def test_nsb_runners_keep_their_meaning():
+    from types import SimpleNamespace
+
+    from nsb.runners.prox_duration import ProxDurationRunner
+    from nsb.runners.search import SearchRunner
+
+    calls = []
+
+    def body(iteration, should_stop):
+        calls.append((iteration, should_stop()))
+
+    spec = SimpleNamespace(type="Search")
+    SearchRunner(spec, {"timeout": 30, "interval": 1, "run_step": "setup,run,teardown"},
+                 None).execute(body)
+    assert calls == [(0, False)]  # the profile runs until done, once, within the timeout
+    calls.clear()
+    ProxDurationRunner(spec, {"duration": 0.2, "repeat": True, "interval": 0.05,
+                              "sampled": True, "confirmation": 1}, None).execute(body)
+    assert len(calls) >= 2 and calls[0] == (0, False)
