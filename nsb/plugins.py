@@ -28,7 +28,7 @@ NSB_NAMES = {
     "nsb.runners": {"Arithmetic", "Sequence", "Constant",
                     "Dynamictp", "SearchRunner"},
     "nsb.traffic_profiles": {
-        "ProxIrqProfile", "ProxMplsTagUntagProfile",
+        "ProxMplsTagUntagProfile",
         "ProxProfile", "ProxBinSearchProfile", "RFC2544Profile", "TrexProfile",
         "IXIARFC2544Profile", "IxiaRFC2544Profile", "IXIARFC2544PppoeScenarioProfile",
         "IxiaBasicProfile", "IxiaPppoeClientProfile", "VpeRFC2544Profile", "LandslideProfile",
@@ -36,7 +36,7 @@ NSB_NAMES = {
     },
     "nsb.vnfs": {
         "TrexTrafficGenRFC", "TrexTrafficGen", "IxiaTrafficGen", "IxLoadTrafficGen",
-        "ProxIrqGen", "ProxIrqVNF", "ProxAclVnf", "VpeApproxVnf", "UdpReplayApproxVnf",
+        "ProxAclVnf", "VpeApproxVnf", "UdpReplayApproxVnf",
         "CgnaptApproxVnf", "AclApproxVnf", "VfwApproxVnf", "RouterVNF", "PingTrafficGen",
         "IxiaResourceHelper", "LandslideTrafficGen", "SippVnf", "VcmtsVNF", "VppRFC2544Vnf",
         "IperfTrafficGen", "EPCVnf", "TrexTrafficGenVcmts", "AgentVnf",

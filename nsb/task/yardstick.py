@@ -24,6 +24,8 @@ from nsb.task.yaml_lines import LocatedDocument
 VNF_CLASSES = {
     "ProxApproxVnf": "prox",
     "ProxTrafficGen": "prox_tg",
+    "ProxIrqVNF": "prox_irq",
+    "ProxIrqGen": "prox_irq_gen",
 }
 CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
 # NSB's other context types, named when a task asks for one
@@ -85,6 +87,8 @@ _TOPOLOGY_SCHEMA = {
                 "constituent-vnfd": {"type": "array", "minItems": 1, "items": {
                     "type": "object",
                     "required": ["member-vnf-index", "vnfd-id-ref", "VNF model"],
+                    "properties": {"vnfd-id-ref": {"type": "string"},
+                                   "VNF model": {"type": "string", "minLength": 1}},
                 }},
                 "vld": {"type": "array", "items": {
                     "type": "object",
@@ -92,6 +96,8 @@ _TOPOLOGY_SCHEMA = {
                     "properties": {"vnfd-connection-point-ref": {"type": "array", "items": {
                         "type": "object",
                         "required": ["vnfd-connection-point-ref", "vnfd-id-ref"],
+                        "properties": {"vnfd-connection-point-ref": {"type": "string"},
+                                       "vnfd-id-ref": {"type": "string"}},
                     }}},
                 }},
             },
@@ -242,6 +248,11 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
             profile.type in ("ProxBinSearchProfile", "binsearch"):
         # NSB's binary search reads its confirmation count from the runner
         profile = replace(profile, options={**profile.options, "confirmation": confirmation})
+    if runner.type == "ProxDuration" and profile.type in ("ProxIrqProfile", "irq") and \
+            "interval" in runner.options and "interval" not in profile.options:
+        # NSB's IRQ test is sampled at the runner's interval
+        profile = replace(profile, options={**profile.options,
+                                            "interval": runner.options["interval"]})
     name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
     scenario = ScenarioSpec(name=name, vnfs=tuple(v for v in vnfs if v is not generators[0]),
                             generator=generators[0], profile=profile, runner=runner)

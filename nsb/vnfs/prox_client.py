@@ -23,6 +23,8 @@ LOG = logging.getLogger(__name__)
 
 PROX_PORT = 8474
 LAT_BUCKETS = 128
+IRQ_BUCKETS = 13
+UNKNOWN_STAT = 2**64 - 1  # what PROX's stats command answers for a path it cannot resolve
 
 
 class ProxError(RunError):
@@ -254,6 +256,31 @@ class ProxClient:
                                 f"'{command}': {line!r} (expected '{prefix}COUNT')")
             buckets.append(int(line[len(prefix):]))
         return stats, buckets
+
+    def stats(self, paths: list[str]) -> list[int]:
+        """PROX's ``stats a,b,...``: one integer per path; PROX answers 2^64-1 for a path it
+        cannot resolve (an unknown core or task), which is an error here."""
+        command = "stats " + ",".join(paths)
+        values = self._fields(command, self.query(command), ",".join(paths), len(paths))
+        unknown = [path for path, value in zip(paths, values, strict=True)
+                   if value == UNKNOWN_STAT]
+        if unknown:
+            raise ProxError(f"{self.name}: PROX has no value for {', '.join(unknown)}")
+        return values
+
+    def irq_stats(self, core: int, task: int) -> dict[str, int]:
+        """A ``mode=irq`` task's interrupt statistics since ``reset stats``, as NSB read
+        them: ``max_irq`` (us) and the counts of 13 buckets of how long the task was
+        interrupted (bucket_0 < 1 us, 1-5, 5-10, 10-50, 50-100, 100-500, 500-1000 us,
+        1-5, 5-10, 10-50, 50-100, 100-500 ms, bucket_12 >= 500 ms); ``overflow`` is
+        NSB's sum of bucket_9..12 (10 ms or more)."""
+        prefix = f"task.core({core}).task({task})"
+        values = self.stats([f"{prefix}.max_irq"] + [f"{prefix}.irq({i})"
+                                                      for i in range(IRQ_BUCKETS)])
+        stats = {"max_irq": values[0]}
+        stats.update({f"bucket_{i}": v for i, v in enumerate(values[1:])})
+        stats["overflow"] = sum(values[10:14])
+        return stats
 
     def quit(self) -> None:
         """Ask PROX to exit; it replies nothing and closes the connection."""

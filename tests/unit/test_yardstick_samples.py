@@ -13,7 +13,6 @@ from tests.doubles.simulated_dut import SimulatedDutGenerator
 DATA = Path(__file__).resolve().parent.parent / "data" / "yardstick-samples"
 TASKS = sorted(DATA.glob("samples/vnf_samples/nsut/prox/tc_*.yaml"))
 EXPECTED = {  # what nsb says today, besides a plan
-    "tc_prox_baremetal_irq.yaml": "not supported yet: VNF class 'ProxIrqGen'",
     "tc_prox_heat_context_l3fwd-2.yaml": "context: not supported yet: context type Heat",
     "tc_prox_ovs-dpdk_l2fwd-2.yaml": "contexts[1].type: not supported yet: context type "
                                      "StandaloneOvsDpdk",
