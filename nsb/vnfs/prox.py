@@ -78,6 +78,16 @@ class ProxVnf(Vnf):
             files[local.name] = (local, f"{self.work_dir}/{local.name}")
         return files
 
+    def _files_beside(self, config: prox_config.ProxConfig, folder: Path) -> None:
+        """A ``dofile("x")`` that prox_files does not name, found beside the config, is
+        copied too (NSB would point PROX at a file it never copied)."""
+        for name in config.dofile_names():
+            if name not in self.files and (folder / name).is_file() and \
+                    name != "parameters.lua":
+                LOG.info("%s: %s is not in prox_files; copying it from beside the config",
+                         self.name, name)
+                self.files[name] = (folder / name, f"{self.work_dir}/{name}")
+
     def port_addresses(self) -> dict[int, prox_config.PortAddresses]:
         return {number: prox_config.PortAddresses(iface.name, iface.mac, iface.ip,
                                                   iface.peer_mac, iface.peer_ip)
@@ -88,6 +98,7 @@ class ProxVnf(Vnf):
         if not local.is_file():
             raise self.spec.options_where.error(f"file not found: {local}", "prox_config")
         config = prox_config.ProxConfig.parse(local.read_text(), str(local))
+        self._files_beside(config, local.parent)
         remote = {name: path for name, (_, path) in self.files.items()}
         if self.options["prox_generate_parameter"]:
             remote["parameters.lua"] = f"{self.work_dir}/parameters.lua"

@@ -246,6 +246,15 @@ class ProxConfig:
 
         return _DOFILE.sub(replace, text)
 
+    def dofile_names(self) -> list[str]:
+        """The file names (without directories) that ``dofile("...")`` calls name."""
+        names = []
+        for section in self.sections:
+            for item in section.items:
+                for text in (item.key, item.value or ""):
+                    names += [m.group(1).rsplit("/", 1)[-1] for m in _DOFILE.finditer(text)]
+        return names
+
     def lcores(self) -> set[int]:
         """Every lcore a ``[core ...]`` section names (``core 1``, ``core 1-4``, ``core 2,3``)."""
         cores: set[int] = set()

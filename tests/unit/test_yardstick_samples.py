@@ -18,9 +18,6 @@ EXPECTED = {  # what nsb says today, besides a plan
                                      "StandaloneOvsDpdk",
     "tc_prox_sriov_l3fwd-2.yaml": "contexts[1].type: not supported yet: context type "
                                   "StandaloneSriov",
-    # upstream defect: the config's dofile("ipv4-2port.lua") is not among its prox_files
-    "tc_prox_baremetal_l3fwd-scale-up.yaml": 'dofile("ipv4-2port.lua") names a file that is '
-                                             "not in prox_files",
 }
 
 
@@ -183,3 +180,14 @@ def test_nsb_runners_keep_their_meaning():
     ProxDurationRunner(spec, {"duration": 0.2, "repeat": True, "interval": 0.05,
                               "sampled": True, "confirmation": 1}, None).execute(body)
     assert len(calls) >= 2 and calls[0] == (0, False)
+
+
+def test_a_dofile_beside_the_config_is_copied_even_if_prox_files_omit_it(nsb_main, monkeypatch):
+    # l3fwd-scale-up names ipv4.lua in prox_files, its config loads ipv4-2port.lua
+    monkeypatch.chdir(DATA)
+    code, out, err = nsb_main("task", "start", "--dry-run",
+                              "samples/vnf_samples/nsut/prox/tc_prox_baremetal_l3fwd-scale-up"
+                              ".yaml")
+    assert code == 0, err
+    sut = yaml.safe_load(out)["scenarios"][0]["vnfs"]["vnf__0"]["prox_config"]
+    assert 'dofile("/tmp/nsb-' in sut and 'vnf__0/ipv4-2port.lua")' in sut
