@@ -63,6 +63,14 @@ class Reading:
     gen_counts: tuple[tuple[int, int], ...] = ()  # (tx, tsc) per gen task
     lat_counts: tuple[tuple[int, int], ...] = ()  # (rx, tsc) per lat task
 
+    def newer_than(self, other: Reading) -> bool:
+        """Every task's snapshot here was taken after that task's in ``other``."""
+        mine = [tsc for _, tsc in self.gen_counts + self.lat_counts]
+        theirs = [tsc for _, tsc in other.gen_counts + other.lat_counts]
+        if not mine or len(mine) != len(theirs):
+            return self.tsc > other.tsc
+        return all(a > b for a, b in zip(mine, theirs, strict=True))
+
 
 class ProxTrafficGen(ProxVnf, TrafficGen):
     """PROX generator: RFC 2544 trials over its gen/lat tasks, TSC-timed, with latency."""
@@ -205,7 +213,7 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         while time.monotonic() < deadline:
             time.sleep(POLL_S)
             reading = self._read()
-            if reading.tsc == (fresh[-1] if fresh else after_stop).tsc:
+            if not reading.newer_than(fresh[-1] if fresh else after_stop):
                 continue
             if reading.rx >= reading.tx or (fresh and reading.rx == fresh[-1].rx):
                 return reading, 0

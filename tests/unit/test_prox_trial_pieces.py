@@ -120,3 +120,14 @@ def test_a_refresh_between_two_queries_of_one_reading_does_not_skew_the_rate():
                reading(0.4, 40_000, 30_000, lat_tsc_s=0.3)]
     tx, rx, how = _rates(sending, reading(1.0, 100_000, 100_000), 1.0)
     assert (tx, rx, how) == (pytest.approx(100_000), pytest.approx(100_000), "prox_tsc")
+
+
+def test_a_reading_is_after_the_stop_only_when_every_task_snapshot_moved():
+    after_stop = Reading(tsc=10, hz=HZ, tx=100, rx=90, rx_per_lat_task=(90,),
+                         gen_counts=((100, 20),), lat_counts=((90, 10),))
+    only_lat_moved = Reading(tsc=20, hz=HZ, tx=100, rx=95, rx_per_lat_task=(95,),
+                             gen_counts=((100, 20),), lat_counts=((95, 30),))
+    both_moved = Reading(tsc=30, hz=HZ, tx=120, rx=120, rx_per_lat_task=(120,),
+                         gen_counts=((120, 30),), lat_counts=((120, 30),))
+    assert not only_lat_moved.newer_than(after_stop)  # its gen snapshot may predate the stop
+    assert both_moved.newer_than(after_stop)
