@@ -103,10 +103,11 @@ class Snapshot:
 
     def __init__(self, sim: Sim):
         sim.advance()
+        self._tsc = sim.tsc()  # the moment the counters are of, before copying them takes time
         self.tasks = copy.deepcopy(sim.tasks)
         self.ports = copy.deepcopy(sim.ports)
         self.index = {(t.core, t.task): t for t in self.tasks}
-        self.live, self.dut, self._tsc = sim.live, sim.dut, sim.tsc()
+        self.live, self.dut = sim.live, sim.dut
 
     def tsc(self) -> int:
         return self._tsc
