@@ -236,9 +236,10 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
 
 def _rates(sending: list[Reading], final: Reading, window_s: float) -> tuple[float, float, str]:
     """(tx pps, rx pps, how they were timed). The first snapshot seen after the start
-    may predate the reset; the ones after it were taken while sending. Each task's
-    rate is timed by its own snapshots, and the tasks' rates are summed."""
-    timed = sending[1:]
+    may predate the reset, and a snapshot without a frame sent by every gen task may
+    predate the speed change; the others were taken while sending. Each task's rate
+    is timed by its own snapshots, and the tasks' rates are summed."""
+    timed = [r for r in sending[1:] if all(count > 0 for count, _ in r.gen_counts)]
     if len(timed) >= 2:
         tx = _per_task_rate([r.gen_counts for r in (timed[0], timed[-1])], final.hz)
         rx = _per_task_rate([r.lat_counts for r in (timed[0], timed[-1])], final.hz)

@@ -131,3 +131,11 @@ def test_a_reading_is_after_the_stop_only_when_every_task_snapshot_moved():
                          gen_counts=((120, 30),), lat_counts=((120, 30),))
     assert not only_lat_moved.newer_than(after_stop)  # its gen snapshot may predate the stop
     assert both_moved.newer_than(after_stop)
+
+
+def test_a_snapshot_before_the_traffic_started_does_not_time_the_rate():
+    # PROX refreshed its snapshot between 'reset stats' and the speed change
+    sending = [reading(0.0, 999, 999), reading(0.05, 0, 0), reading(0.15, 10_000, 10_000),
+               reading(0.45, 40_000, 40_000)]
+    tx, rx, how = _rates(sending, reading(1.0, 100_000, 100_000), 1.0)
+    assert (tx, rx, how) == (pytest.approx(100_000), pytest.approx(100_000), "prox_tsc")
