@@ -72,10 +72,16 @@ def log(msg: str) -> None:
 
 
 def leave_runtime_dir(cfg_path: str) -> None:
-    """Like DPDK under PROX: /var/run/dpdk/<file-prefix> is created and left behind."""
+    """Like DPDK under PROX: /var/run/dpdk/<file-prefix> is created and left behind.
+
+    Only for a config that names its prefix (nsb always gives one); DPDK's shared
+    default, rte, is not the double's to create.
+    """
     match = re.search(r"--file-prefix[=\s]+(\S+)", Path(cfg_path).read_text(errors="replace"))
+    if not match:
+        return
     try:
-        runtime = Path("/var/run/dpdk") / (match.group(1) if match else "rte")
+        runtime = Path("/var/run/dpdk") / match.group(1)
         runtime.mkdir(parents=True, exist_ok=True)
         (runtime / "config").touch()
     except OSError:  # not root: no runtime directory, as DPDK would fail earlier

@@ -410,10 +410,12 @@ def test_bad_pkt_inline_and_missing_cfg_fail(tmp_path):
     cfg = GEN_CFG.replace("$sut_mac0=02 00 00 00 01 01", "$sut_mac0=02:00:00:00:01:01")
     res = run_double(tmp_path, cfg, "-t")
     assert res.returncode == 1 and "pkt inline" in res.stderr
-    res = subprocess.run([str(DOUBLE), "-t"], capture_output=True, text=True, timeout=20)
+    # as PROX, the double writes ./prox.log without -l: run it where that may land
+    res = subprocess.run([str(DOUBLE), "-t"], capture_output=True, text=True, timeout=20,
+                         cwd=tmp_path)
     assert res.returncode == 1 and "-f" in res.stderr
     res = subprocess.run([str(DOUBLE), "-f", str(tmp_path / "none.cfg")], capture_output=True,
-                         text=True, timeout=20)
+                         text=True, timeout=20, cwd=tmp_path)
     assert res.returncode == 1 and "none.cfg" in res.stderr
 
 
