@@ -33,6 +33,11 @@ def socket_path(file_prefix: str) -> str:
     return f"{RUNTIME_DIR}/{file_prefix}/dpdk_telemetry.v2"
 
 
+def remove_runtime_dir(executor: Executor, file_prefix: str) -> None:
+    """The DPDK application's /var/run/dpdk/<file-prefix>, which it leaves behind."""
+    executor.run(["rm", "-rf", f"{RUNTIME_DIR}/{file_prefix}"], check=False)
+
+
 def query(executor: Executor, file_prefix: str, commands: list[str],
           timeout_s: float = 15) -> dict:
     """Send telemetry ``commands`` (e.g. ``/ethdev/stats,0``); replies keyed by command."""

@@ -250,8 +250,7 @@ class ProxVnf(Vnf):
             self.process = None
             self._keep_prox_log()
             self.remove_work_dir()
-            self.executor.run(["rm", "-rf", f"{dpdk_telemetry.RUNTIME_DIR}/{self.file_prefix}"],
-                              check=False)
+            dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
 
     def _keep_prox_log(self) -> None:
         """PROX's own log (``-l``) goes to the results beside its console output."""

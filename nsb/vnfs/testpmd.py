@@ -139,5 +139,4 @@ class TestpmdVnf(Vnf):
             code = self.process.stop(grace_s=5.0)
             LOG.info("%s: testpmd stopped (exit %s), log in %s", self.name, code, self.log)
             self.process = None
-            self.executor.run(["rm", "-rf", f"{dpdk_telemetry.RUNTIME_DIR}/{self.file_prefix}"],
-                              check=False)
+            dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
