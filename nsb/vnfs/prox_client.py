@@ -189,17 +189,24 @@ class ProxClient:
         self.send(*(["stop all"] if tasks is None else [f"stop {c} {t}" for c, t in tasks]))
 
     def set_speed(self, core: int, task: int, percent: float) -> None:
-        """``percent`` of 10 Gbit/s, counting frame + preamble + gap (0..1000)."""
-        if not 0 <= percent <= 1000:
-            raise ProxError(f"{self.name}: speed {percent:g}% is outside PROX's 0..1000%")
-        self.send(f"speed {core} {task} {percent:.6g}")
+        self.send(self.speed_command(core, task, percent))
 
     def set_pkt_size(self, core: int, task: int, frame_size: int) -> None:
+        self.send(self.pkt_size_command(core, task, frame_size))
+
+    def speed_command(self, core: int, task: int, percent: float) -> str:
+        """``percent`` of 10 Gbit/s, counting frame + preamble + gap (0..1000); checked
+        here because PROX answers nothing to a value out of range."""
+        if not 0 <= percent <= 1000:
+            raise ProxError(f"{self.name}: speed {percent:g}% is outside PROX's 0..1000%")
+        return f"speed {core} {task} {percent:.6g}"
+
+    def pkt_size_command(self, core: int, task: int, frame_size: int) -> str:
         """Frame size with FCS; PROX takes it without the 4 FCS bytes."""
         size = frame_size - 4
         if size < 34:
             raise ProxError(f"{self.name}: frame size {frame_size} is below PROX's minimum 38")
-        self.send(f"pkt_size {core} {task} {size}")
+        return f"pkt_size {core} {task} {size}"
 
     def tot_stats(self) -> TotStats:
         line = self.query("tot stats")

@@ -143,18 +143,12 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         by_port = defaultdict(list)
         for task in self.gen_tasks:
             by_port[task.tx_port].append(task)
-        if trial.frame_size - 4 < 34:
-            raise RunError(f"{self.name}: frame size {trial.frame_size} is below PROX's "
-                           "minimum 38")
         commands = []
         for tasks in by_port.values():
             pct = speed_pct(trial.rate_pps / len(by_port) / len(tasks), trial.frame_size)
-            if pct > 1000:
-                raise RunError(f"{self.name}: {trial.rate_pps:,.0f} pps of {trial.frame_size} B "
-                               f"is {pct:g}% of 10 Gbit/s per task, above PROX's 1000%")
             for task in tasks:
-                commands += [f"pkt_size {task.core} {task.task} {trial.frame_size - 4}",
-                             f"speed {task.core} {task.task} {pct:.6g}"]
+                commands += [self.client.pkt_size_command(task.core, task.task, trial.frame_size),
+                             self.client.speed_command(task.core, task.task, pct)]
         return commands
 
     def run_trial(self, trial: Trial) -> TrialResult:
