@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from nsb.errors import TaskError
+from nsb.platform import cpu_set
 
 _PLACEHOLDER = re.compile(r"@@(dst_ip_hex|src_ip_hex|dst_mac|src_mac|dst_ip|src_ip)(\d+)")
 _ANY_PLACEHOLDER = re.compile(r"@@\S*")
@@ -356,11 +357,7 @@ def _section_cores(name: str) -> list[int] | None:
     match = _CORE_LIST.match(name)
     if not match or name.endswith("h"):
         return None
-    cores = []
-    for part in match.group(1).split(","):
-        low, _, high = part.partition("-")
-        cores += range(int(low), int(high or low) + 1)
-    return cores
+    return sorted(cpu_set(match.group(1)))
 
 
 def parameters_lua(ports: dict[int, PortAddresses]) -> str:
