@@ -50,26 +50,36 @@ def speed_pct(rate_pps: float, frame_size: int) -> float:
 class Reading:
     """The gen and lat tasks' counters, each from PROX's snapshot of that task.
 
-    ``tsc`` is the oldest of their snapshots; the per-task (count, tsc) pairs time
-    each task's rate by its own snapshot, since a refresh can fall between two
-    queries of one reading.
+    Each task keeps its own (count, tsc) pair: a refresh can fall between two
+    queries of one reading, so each task's rate is timed by its own snapshot.
     """
 
-    tsc: int
     hz: int
-    tx: int
-    rx: int
-    rx_per_lat_task: tuple[int, ...]
-    gen_counts: tuple[tuple[int, int], ...] = ()  # (tx, tsc) per gen task
-    lat_counts: tuple[tuple[int, int], ...] = ()  # (rx, tsc) per lat task
+    gen_counts: tuple[tuple[int, int], ...]  # (tx, tsc) per gen task
+    lat_counts: tuple[tuple[int, int], ...]  # (rx, tsc) per lat task
+
+    @property
+    def tsc(self) -> int:
+        """The oldest of the tasks' snapshots."""
+        return min(tsc for _, tsc in self.gen_counts + self.lat_counts)
+
+    @property
+    def tx(self) -> int:
+        return sum(count for count, _ in self.gen_counts)
+
+    @property
+    def rx(self) -> int:
+        return sum(count for count, _ in self.lat_counts)
+
+    @property
+    def rx_per_lat_task(self) -> tuple[int, ...]:
+        return tuple(count for count, _ in self.lat_counts)
 
     def newer_than(self, other: Reading) -> bool:
         """Every task's snapshot here was taken after that task's in ``other``."""
-        mine = [tsc for _, tsc in self.gen_counts + self.lat_counts]
-        theirs = [tsc for _, tsc in other.gen_counts + other.lat_counts]
-        if not mine or len(mine) != len(theirs):
-            return self.tsc > other.tsc
-        return all(a > b for a, b in zip(mine, theirs, strict=True))
+        return all(a > b for (_, a), (_, b) in zip(self.gen_counts + self.lat_counts,
+                                                   other.gen_counts + other.lat_counts,
+                                                   strict=True))
 
 
 class ProxTrafficGen(ProxVnf, TrafficGen):
@@ -179,10 +189,7 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
     def _read(self) -> Reading:
         gen = [self.client.core_stats(t.core, t.task) for t in self.gen_tasks]
         lat = [self.client.core_stats(t.core, t.task) for t in self.lat_tasks]
-        return Reading(tsc=min(s.tsc for s in gen + lat), hz=lat[0].hz,
-                       tx=sum(s.tx for s in gen), rx=sum(s.rx for s in lat),
-                       rx_per_lat_task=tuple(s.rx for s in lat),
-                       gen_counts=tuple((s.tx, s.tsc) for s in gen),
+        return Reading(hz=lat[0].hz, gen_counts=tuple((s.tx, s.tsc) for s in gen),
                        lat_counts=tuple((s.rx, s.tsc) for s in lat))
 
     def _watch(self, until: float) -> list[Reading]:
@@ -235,8 +242,8 @@ def _rates(sending: list[Reading], final: Reading, window_s: float) -> tuple[flo
     is timed by its own snapshots, and the tasks' rates are summed."""
     timed = [r for r in sending[1:] if all(count > 0 for count, _ in r.gen_counts)]
     if len(timed) >= 2:
-        tx = _per_task_rate([r.gen_counts for r in (timed[0], timed[-1])], final.hz)
-        rx = _per_task_rate([r.lat_counts for r in (timed[0], timed[-1])], final.hz)
+        tx = _per_task_rate(timed[0].gen_counts, timed[-1].gen_counts, final.hz)
+        rx = _per_task_rate(timed[0].lat_counts, timed[-1].lat_counts, final.hz)
         if tx is not None and rx is not None:
             return tx, rx, "prox_tsc"
     if window_s <= 0:
@@ -244,10 +251,9 @@ def _rates(sending: list[Reading], final: Reading, window_s: float) -> tuple[flo
     return final.tx / window_s, final.rx / window_s, "wall_clock"
 
 
-def _per_task_rate(readings: list[tuple[tuple[int, int], ...]], hz: int) -> float | None:
-    first, last = readings
-    if not first or len(first) != len(last):
-        return None
+def _per_task_rate(first: tuple[tuple[int, int], ...], last: tuple[tuple[int, int], ...],
+                   hz: int) -> float | None:
+    """Sum of each task's (count, tsc) difference rate, or None if one did not move."""
     rate = 0.0
     for (count_a, tsc_a), (count_b, tsc_b) in zip(first, last, strict=True):
         if tsc_b <= tsc_a:
