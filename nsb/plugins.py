@@ -22,6 +22,14 @@ NAMESPACES = {
 }
 
 
+# NSB's context types that nsb has no plugin for, with what each provides
+NSB_CONTEXTS = {
+    "Heat": "OpenStack Heat",
+    "StandaloneOvsDpdk": "VMs on a libvirt host behind OVS-DPDK",
+    "StandaloneSriov": "VMs on a libvirt host with SR-IOV VFs",
+    "Kubernetes": "containers in Kubernetes",
+    "Dummy": "Yardstick's dummy context",
+}
 # Yardstick/NSB's own names that nsb has no plugin for: a task asking for one gets
 # "not supported yet", never a did-you-mean that presents it as a typo
 NSB_NAMES = {
@@ -29,7 +37,7 @@ NSB_NAMES = {
                     "Dynamictp", "SearchRunner"},
     "nsb.traffic_profiles": {
         "ProxMplsTagUntagProfile",
-        "ProxProfile", "ProxBinSearchProfile", "RFC2544Profile", "TrexProfile",
+        "ProxProfile", "RFC2544Profile", "TrexProfile",
         "IXIARFC2544Profile", "IxiaRFC2544Profile", "IXIARFC2544PppoeScenarioProfile",
         "IxiaBasicProfile", "IxiaPppoeClientProfile", "VpeRFC2544Profile", "LandslideProfile",
         "SippProfile", "VppRFC2544Profile", "TrafficProfileGenericHTTP", "IperfProfile",
@@ -41,7 +49,7 @@ NSB_NAMES = {
         "IxiaResourceHelper", "LandslideTrafficGen", "SippVnf", "VcmtsVNF", "VppRFC2544Vnf",
         "IperfTrafficGen", "EPCVnf", "TrexTrafficGenVcmts", "AgentVnf",
     },
-    "nsb.contexts": {"Heat", "StandaloneOvsDpdk", "StandaloneSriov", "Kubernetes", "Dummy"},
+    "nsb.contexts": set(NSB_CONTEXTS),
 }
 
 

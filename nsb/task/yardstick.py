@@ -28,14 +28,6 @@ VNF_CLASSES = {
     "ProxIrqGen": "prox_irq_gen",
 }
 CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
-# NSB's other context types, named when a task asks for one
-NSB_CONTEXTS = {
-    "Heat": "OpenStack Heat",
-    "StandaloneOvsDpdk": "VMs on a libvirt host behind OVS-DPDK",
-    "StandaloneSriov": "VMs on a libvirt host with SR-IOV VFs",
-    "Kubernetes": "containers in Kubernetes",
-    "Dummy": "Yardstick's dummy context",
-}
 
 _TASK_KEYS = {"schema", "scenarios", "context", "contexts", "description", "run_in_parallel"}
 # NSPerf-RFC2544 deploys the same way and lets the generator's traffic profile run
@@ -160,9 +152,9 @@ def _check_context_types(doc: LocatedDocument) -> None:
         if not isinstance(raw, dict):
             continue  # the schema says what is wrong
         kind = raw.get("type", "Heat")
-        if kind in CONTEXT_TYPES or kind in supported:
+        if kind in supported:
             continue
-        what = NSB_CONTEXTS.get(kind, "")
+        what = plugins.NSB_CONTEXTS.get(kind, "")
         raise not_supported(doc, at + (("type",) if "type" in raw else ()),
                             f"context type {kind}" + (f" ({what})" if what else "")
                             + f"; supported: {', '.join(supported)}")
