@@ -121,8 +121,7 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
         scenario, scenario_links = _scenario(path, doc, index, raw, context_name, pod_nodes,
                                              task_args)
         scenarios.append(scenario)
-        links += [pair for pair in scenario_links
-                  if sorted(pair) not in [sorted(link) for link in links]]
+        links += [pair for pair in scenario_links if not _same_cable(links, pair)]
 
     options = {k: v for k, v in context_raw.items() if k != "type"}
     if "file" in options:
@@ -194,13 +193,13 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
                             f"{', '.join(pod_nodes)}")
         bindings[vnf] = node
     options, global_options = _options(doc, at, raw.get("options") or {}, bindings)
-    extra_args = raw.get("extra_args") or {}
-    template_values = {"extra_args": extra_args, "get": flat_get}  # as Yardstick renders them
+    # what Yardstick renders topologies, profiles and descriptors with
+    values = {**task_args, "extra_args": raw.get("extra_args") or {}, "get": flat_get}
 
     topology_path = (task_path.parent / raw["topology"]).resolve()
     if not topology_path.exists():
         raise doc.error(at + ("topology",), f"topology file not found: {topology_path}")
-    topo = loader.read_document(topology_path, {**task_args, **template_values})
+    topo = loader.read_document(topology_path, values)
     schema.validate(topo.data, _TOPOLOGY_SCHEMA, topo)
     nsd = topo.data["nsd:nsd-catalog"]["nsd"][0]
     nsd_at = ("nsd:nsd-catalog", "nsd", 0)
@@ -214,8 +213,8 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
                              f"the task's scenario 'nodes' ({', '.join(bindings)})")
         node = bindings[name]
         descriptor = (topology_path.parent / member["VNF model"]).resolve()
-        plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node),
-                            {**task_args, **template_values}, f"{name} (node {node})")
+        plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node), values,
+                            f"{name} (node {node})")
         vnfs.append(VnfSpec(type=plugin, name=name, node=node, options=options.get(name, {}),
                             where=Where(doc, at + ("nodes", name)),
                             options_at=Where(doc, at + ("options", name))))
@@ -226,29 +225,40 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
         raise not_supported(doc, at + ("nodes",), f"{len(generators)} traffic generators in one "
                             "scenario (nsb drives exactly one)")
     links = _links(topo, nsd, nsd_at, bindings, pod_nodes)
-    profile = loader.profile_spec(task_path, raw["traffic_profile"],
-                                  Where(doc, at + ("traffic_profile",)),
-                                  {**task_args, **template_values})
-    if "interface_speed_gbps" in global_options and \
-            "interface_speed_gbps" not in profile.options:
-        profile = replace(profile, options={**profile.options, "interface_speed_gbps":
-                                            global_options["interface_speed_gbps"]})
     runner = loader.plugin_spec(raw.get("runner", loader.DEFAULT_RUNNER),
                                 Where(doc, at + ("runner",)))
-    confirmation = runner.options.get("confirmation")
-    if confirmation is not None and "confirmation" not in profile.options and \
-            profile.type in ("ProxBinSearchProfile", "binsearch"):
-        # NSB's binary search reads its confirmation count from the runner
-        profile = replace(profile, options={**profile.options, "confirmation": confirmation})
-    if runner.type == "ProxDuration" and profile.type in ("ProxIrqProfile", "irq") and \
-            "interval" in runner.options and "interval" not in profile.options:
-        # NSB's IRQ test is sampled at the runner's interval
-        profile = replace(profile, options={**profile.options,
-                                            "interval": runner.options["interval"]})
+    profile = _with_inherited_options(
+        loader.profile_spec(task_path, raw["traffic_profile"],
+                            Where(doc, at + ("traffic_profile",)), values),
+        runner, global_options)
     name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
     scenario = ScenarioSpec(name=name, vnfs=tuple(v for v in vnfs if v is not generators[0]),
                             generator=generators[0], profile=profile, runner=runner)
     return scenario, links
+
+
+def _with_inherited_options(profile: PluginSpec, runner: PluginSpec,
+                            global_options: dict) -> PluginSpec:
+    """The options NSB's profiles take from elsewhere in the scenario, where the
+    profile does not set them itself."""
+    inherited = {}
+    if "interface_speed_gbps" in global_options:
+        inherited["interface_speed_gbps"] = global_options["interface_speed_gbps"]
+    if profile.type in ("ProxBinSearchProfile", "binsearch") and \
+            runner.options.get("confirmation") is not None:
+        # NSB's binary search reads its confirmation count from the runner
+        inherited["confirmation"] = runner.options["confirmation"]
+    if runner.type == "ProxDuration" and profile.type in ("ProxIrqProfile", "irq") and \
+            "interval" in runner.options:
+        # NSB's IRQ test is sampled at the runner's interval
+        inherited["interval"] = runner.options["interval"]
+    missing = {k: v for k, v in inherited.items() if k not in profile.options}
+    return replace(profile, options={**profile.options, **missing}) if missing else profile
+
+
+def _same_cable(links: list[list[str]], ends: list[str]) -> bool:
+    """``ends`` is already one of ``links``, in either direction."""
+    return sorted(ends) in [sorted(link) for link in links]
 
 
 def _options(doc: LocatedDocument, at: tuple, options: dict,
@@ -347,7 +357,7 @@ def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
                                  f"interface '{iface}'; it has: "
                                  f"{', '.join(pod_nodes[node].interfaces)}")
             ends.append(f"{node}:{iface}")
-        if sorted(ends) in [sorted(link) for link in links]:
+        if _same_cable(links, ends):
             continue  # one cable named twice, e.g. a vld per direction on one port pair
         for j, end in enumerate(ends):
             taken = next((k for k, link in enumerate(links) if end in link), None)
