@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import statistics
 
-from nsb import units
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import PASS, Session, TrafficProfile, judge
-from nsb.trial import Trial
+from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
 
 
 class AclProfile(TrafficProfile):
@@ -50,8 +48,7 @@ class AclProfile(TrafficProfile):
     def _repeat(self, tg, session: Session, frame: int) -> None:
         o, ports = self.options, tg.tx_port_count
         pct = float(o["upper_bound"])
-        trial = Trial(frame_size=frame, duration_s=float(o["duration"]), flows=o.get("flows"),
-                      rate_pps=units.pct_to_pps(pct, frame, self.speed_gbps, ports))
+        trial = self.trial_at_pct(frame, pct, ports)
         results, verdict, before = [], PASS, session.trial_count
         limit = o.get("max_trials")
         while not session.should_stop() and (limit is None or len(results) < limit):
@@ -63,7 +60,7 @@ class AclProfile(TrafficProfile):
             results.append(result)
         if not results:
             return
-        limited_by = {"fail": "dut", "generator_limited": "generator"}.get(verdict, "none")
+        limited_by = LIMITED_BY.get(verdict, "none")
         session.result_ready(frame, results[-1] if verdict == PASS else None, self.speed_gbps,
                              ports, limited_by, session.trial_count - before, self.spec.type,
                              extra={"forwarding_rate_pps": statistics.median(

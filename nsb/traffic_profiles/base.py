@@ -14,6 +14,7 @@ from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
 
 PASS, FAIL, GENERATOR_LIMITED = "pass", "fail", "generator_limited"
+LIMITED_BY = {FAIL: "dut", GENERATOR_LIMITED: "generator"}  # what a failed verdict says
 
 
 @dataclass
@@ -150,6 +151,12 @@ class TrafficProfile(abc.ABC):
     @property
     def speed_gbps(self) -> float:
         return float(self.options.get("interface_speed_gbps", 10.0))
+
+    def trial_at_pct(self, frame: int, pct: float, ports: int) -> Trial:
+        """A trial of this profile's duration and flows at ``pct`` % of line rate."""
+        return Trial(frame_size=frame, duration_s=float(self.options["duration"]),
+                     flows=self.options.get("flows"),
+                     rate_pps=units.pct_to_pps(pct, frame, self.speed_gbps, ports))
 
     def describe(self) -> dict:
         return {"type": self.spec.type, **self.options}

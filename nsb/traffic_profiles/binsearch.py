@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import math
 
-from nsb import units
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
-    GENERATOR_LIMITED,
+    LIMITED_BY,
     PASS,
     Session,
     TrafficProfile,
     judge,
     latency_sweep,
 )
-from nsb.trial import Trial
 
 
 class BinSearchProfile(TrafficProfile):
@@ -57,11 +55,9 @@ class BinSearchProfile(TrafficProfile):
     def _run(self, tg, session: Session, frame: int, rate: float, lower: float, upper: float,
              left: int, why: str = ""):
         """One trial at ``rate`` % of line rate, judged and recorded."""
-        o = self.options
-        trial = Trial(frame_size=frame, duration_s=float(o["duration"]), flows=o.get("flows"),
-                      rate_pps=units.pct_to_pps(rate, frame, self.speed_gbps, tg.tx_port_count))
+        trial = self.trial_at_pct(frame, rate, tg.tx_port_count)
         index, result = session.run_trial(tg, trial, rate, lower, upper, left)
-        verdict, reason = judge(result, o["tolerated_loss"])
+        verdict, reason = judge(result, self.options["tolerated_loss"])
         return index, result, verdict, (f"{why}: {reason}" if why else reason)
 
     def _try(self, tg, session, frame, rate, lower, upper, left):
@@ -93,7 +89,7 @@ class BinSearchProfile(TrafficProfile):
                 lower, best, best_pct = rate, result, rate
             else:
                 upper = rate
-                limited_by = "generator" if verdict == GENERATOR_LIMITED else "dut"
+                limited_by = LIMITED_BY[verdict]
             session.trial_done(index, result, verdict, rate, lower, upper, reason)
             if verdict == PASS and rate >= o["upper_bound"]:
                 limited_by = "upper_bound"

@@ -10,10 +10,8 @@ reads neither.
 
 from __future__ import annotations
 
-from nsb import units
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import GENERATOR_LIMITED, PASS, Session, TrafficProfile, judge
-from nsb.trial import Trial
+from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
 
 
 class RampProfile(TrafficProfile):
@@ -58,15 +56,14 @@ class RampProfile(TrafficProfile):
         for position, pct in enumerate(steps):
             if session.should_stop():
                 return  # an interrupted ramp has trials but no answer
-            trial = Trial(frame_size=frame, duration_s=float(o["duration"]), flows=o.get("flows"),
-                          rate_pps=units.pct_to_pps(pct, frame, self.speed_gbps, ports))
+            trial = self.trial_at_pct(frame, pct, ports)
             index, result = session.run_trial(tg, trial, pct, steps[0], steps[-1],
                                               len(steps) - position - 1)
             verdict, reason = judge(result, o["tolerated_loss"])
             session.trial_done(index, result, verdict, pct, steps[0], steps[-1],
                                f"step {position + 1}/{len(steps)}: {reason}")
             if verdict != PASS:
-                limited_by = "generator" if verdict == GENERATOR_LIMITED else "dut"
+                limited_by = LIMITED_BY[verdict]
                 break
             best = result
         session.result_ready(frame, best, self.speed_gbps, ports, limited_by,
