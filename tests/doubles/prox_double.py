@@ -109,7 +109,7 @@ class Snapshot:
 
     def __init__(self, sim: Sim):
         sim.advance()
-        self._tsc = sim.tsc()  # the moment the counters are of, before copying them takes time
+        self._tsc = sim.tsc_of_last_advance()  # the moment the counters are of
         self.tasks = copy.deepcopy(sim.tasks)
         self.ports = copy.deepcopy(sim.ports)
         self.index = {(t.core, t.task): t for t in self.tasks}

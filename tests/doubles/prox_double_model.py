@@ -112,6 +112,13 @@ class Sim:
     def tsc(self) -> int:
         return self._tsc_now() if self.live else self.frozen_tsc
 
+    def tsc_of_last_advance(self) -> int:
+        """The TSC at the moment the counters were last brought up to date (advancing
+        them takes time of its own, which must not count as sending time)."""
+        if not self.live:
+            return self.frozen_tsc
+        return TSC_OFFSET + round(self.t_last * 1e9) * (TSC_HZ // 1_000_000_000)
+
     def advance(self) -> None:
         now = time.monotonic()
         dt, self.t_last = now - self.t_last, now
