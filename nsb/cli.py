@@ -7,6 +7,7 @@ Heavy imports (oslo.config, rich, stevedore) happen inside the commands so that
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import signal
@@ -14,10 +15,11 @@ import sys
 import uuid
 from pathlib import Path
 
-from nsb import __version__
+from nsb import __version__, redact
 from nsb.errors import Interrupted, NsbError
 
 LOG = logging.getLogger("nsb")
+PUSH_RETRY_S = 10.0  # someone is waiting at the terminal: fail soon, push again later
 
 
 def _task_args(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                 "password"):
         push.add_argument(f"--{opt}")
     push.add_argument("--api", choices=["v1", "v2"])
+    push.add_argument("--max-retry-time", type=float, default=PUSH_RETRY_S, metavar="SECONDS",
+                      help="how long a batch is retried while InfluxDB is unreachable before "
+                           f"the push gives up (default: {PUSH_RETRY_S:g}; the run itself "
+                           "retries for max_retry_time_s of nsb.conf)")
     push.set_defaults(handler=cmd_results_push)
 
     ansible = sub.add_parser("ansible", help="prepare lab nodes with ansible/")
@@ -120,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     except NsbError as exc:
         if args.debug:
             LOG.exception("error")
-        print(f"nsb: error: {exc}", file=sys.stderr)
+        print(f"nsb: error: {redact.text(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("nsb: interrupted", file=sys.stderr)
@@ -279,6 +285,7 @@ def cmd_results_push(args) -> int:
         results_dir, conf, url=args.url, api=args.api, org=args.org, bucket=args.bucket,
         token=args.token, database=args.database, retention_policy=args.retention_policy,
         username=args.username, password=args.password)
+    settings = dataclasses.replace(settings, max_retry_time_s=max(0.0, args.max_retry_time))
     sent = results_push.push(results_dir, settings)
     print(f"task {args.task_id}: {sent} point(s) sent to {settings.target}")
     return 0
@@ -293,7 +300,11 @@ def cmd_ansible_inventory(args) -> int:
     text = io.StringIO()
     write_inventory(Path(args.pod), text)
     if args.output:
-        Path(args.output).write_text(text.getvalue())
+        try:
+            Path(args.output).write_text(text.getvalue())
+        except OSError as exc:
+            raise NsbError(f"{args.output}: cannot write the inventory: "
+                           f"{exc.strerror or exc}") from None
     else:
         print(text.getvalue(), end="")
     return 0

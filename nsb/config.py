@@ -10,7 +10,9 @@ import os
 
 from oslo_config import cfg
 
+from nsb import redact
 from nsb.errors import NsbError
+from nsb.task import input_file
 
 DEFAULT_CONFIG_FILE = "/etc/nsb/nsb.conf"
 
@@ -42,21 +44,40 @@ def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:
         conf.register_opts(opts, group=None if group == "DEFAULT" else group)
     files = list(config_files or [])
     for path in files:
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             raise NsbError(f"config file not found: {path}")
     if not files and os.path.isfile(DEFAULT_CONFIG_FILE):
         files = [DEFAULT_CONFIG_FILE]
     for path in files:
+        input_file.read_text(path)  # a regular UTF-8 file of sane size, or one line why not
         check_known_options(path)
     try:
         conf(args=[], project="nsb", default_config_files=files, default_config_dirs=[])
-        for group, opts in list_opts():  # oslo checks values on access: check them all now
-            section = conf if group == "DEFAULT" else conf[group]
-            for opt in opts:
-                getattr(section, opt.dest)
     except (cfg.Error, ValueError) as exc:
         raise NsbError(f"bad configuration: {exc}") from None
+    for group, opts in list_opts():  # oslo checks values on access: check them all now
+        section = conf if group == "DEFAULT" else conf[group]
+        for opt in opts:
+            try:
+                getattr(section, opt.dest)
+            except (cfg.Error, ValueError) as exc:
+                raise NsbError(_bad_value(files, group, opt, exc)) from None
     return conf
+
+
+def _bad_value(files: list[str], group: str, opt: cfg.Opt, exc: Exception) -> str:
+    """``nsb.conf: [DEFAULT] vnf_start_timeout: ...`` instead of oslo's LocationInfo(...)."""
+    where = ""
+    for path in reversed(files):  # the last file that sets it is the one oslo used
+        sections: dict = {}
+        cfg.ConfigParser(path, sections).parse()
+        if opt.dest in sections.get(group, {}):
+            where = f"{path}: "
+            break
+    reason = str(exc)
+    if "is not valid:" in reason:
+        reason = "not valid:" + reason.split("is not valid:", 1)[1]
+    return f"bad configuration: {where}[{group}] {opt.dest}: {redact.text(reason.strip())}"
 
 
 def check_known_options(path: str) -> None:

@@ -9,10 +9,11 @@ pod's MACs and IPs, so a lab task can be tried on one machine first.
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 from pathlib import Path
 
 from nsb.contexts.base import Interface, Node, SshAccess
-from nsb.task import schema
+from nsb.task import input_file, schema
 from nsb.task.loader import read_document
 from nsb.task.model import Where
 
@@ -72,9 +73,8 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
 
     A missing pod is reported at ``where`` (the task key naming it) when given.
     """
-    if where is not None and not path.exists():
-        raise where.error(f"pod file not found: {path}", "file")
-    doc = read_document(path)
+    doc = read_document(path, where=replace(where, path=where.path + ("file",))
+                        if where is not None else None, what="pod file")
     schema.validate(doc.data, POD_SCHEMA, doc)
     nodes: dict[str, Node] = {}
     for index, raw in enumerate(doc.data["nodes"]):
@@ -92,13 +92,28 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
         if raw.get("ip"):
             key = raw.get("key_filename")
             if key:
-                key = str((path.parent / Path(key).expanduser()).resolve())
+                key = _key_path(path, key, doc, ("nodes", index, "key_filename"))
+            port = int(raw.get("ssh_port", 22))
+            if not 0 < port < 65536:
+                raise doc.error(("nodes", index, "ssh_port"), f"{port} is not a TCP port "
+                                "(1-65535)")
             ssh = SshAccess(host=raw["ip"], user=raw.get("user", "root"),
-                            port=int(raw.get("ssh_port", 22)), password=raw.get("password"),
+                            port=port, password=raw.get("password"),
                             key_filename=key)
         nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
                            ssh=ssh, pod=dict(raw))
     return nodes
+
+
+def _key_path(pod_path: Path, key: str, doc, at: tuple) -> str:
+    if "\0" in key:
+        raise doc.error(at, "a file path cannot contain a NUL byte")
+    try:
+        expanded = Path(key).expanduser()
+    except RuntimeError:  # ~user of a user this machine does not have
+        raise doc.error(at, f"cannot expand {key.split('/')[0]!r}: no such user on this "
+                        "machine") from None
+    return str(input_file.resolve(pod_path.parent / expanded))
 
 
 def _with_prefix(if_raw: dict, doc, path: tuple) -> str:

@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from nsb import redact
 from nsb.events import (
     Event,
     KpiSample,
@@ -38,7 +39,8 @@ class FileOutput(Output):
         self.events = open(self.path.parent / EVENTS_FILE, "a")  # noqa: SIM115
         self.document = {
             "task": {"id": self.run.task_id, "file": str(self.run.task.file),
-                     "description": self.run.task.description, "args": dict(self.run.task.args),
+                     "description": self.run.task.description,
+                     "args": redact.values(dict(self.run.task.args)),
                      "started": time.time(), "finished": None, "status": "running",
                      "error": ""},
             "plan": {}, "platform": {}, "trials": [], "results": [], "kpis": [],

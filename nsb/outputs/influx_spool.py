@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from nsb.errors import TaskError
+
 SPOOL_FILE = "influxdb.spool.lp"
 SENT_FILE = "influxdb.spool.sent"
 TARGET_FILE = "influxdb.spool.target.json"
@@ -115,9 +117,16 @@ class Spool:
 
     def destination(self) -> dict:
         try:
-            return json.loads(self.target_path.read_text())
+            target = json.loads(self.target_path.read_text())
         except FileNotFoundError:
             return {}
+        except (OSError, ValueError) as exc:
+            raise TaskError(f"damaged: {exc}; give the destination with --url and the other "
+                            "options", str(self.target_path)) from None
+        if not isinstance(target, dict):
+            raise TaskError("damaged: not a JSON object; give the destination with --url and "
+                            "the other options", str(self.target_path))
+        return target
 
 
 def append_lines(path: Path, lines: list[str]) -> None:

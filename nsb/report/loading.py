@@ -11,8 +11,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb.errors import TaskError
+from nsb.task import input_file, schema
+from nsb.task.yaml_lines import LocatedDocument
 
 RESULTS_FILE = "results.json"  # as written by nsb.outputs.file
+MAX_RESULTS_BYTES = 256 << 20
+
+_NUMBER = {"type": "number"}
+_RECORD = {"type": "object", "required": ["frame_size"],
+           "properties": {"frame_size": {"type": "integer"}, "scenario": {"type": "string"},
+                          "iteration": {"type": "integer"}}}
+# what the reports read, with the types nsb.outputs.file writes
+RESULTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "task": {"type": "object"},
+        "plan": {"type": "object"},
+        "platform": {"type": "object"},
+        "trials": {"type": "array", "items": {**_RECORD, "properties": {
+            **_RECORD["properties"], "trial_index": {"type": "integer"},
+            "tx_rate_pps": _NUMBER, "rx_rate_pps": _NUMBER, "loss_pct": _NUMBER}}},
+        "results": {"type": "array", "items": {
+            **_RECORD, "required": ["frame_size", "throughput_pps", "throughput_mbps",
+                                    "line_rate_pct"],
+            "properties": {**_RECORD["properties"], "throughput_pps": _NUMBER,
+                           "throughput_mbps": _NUMBER, "line_rate_pct": _NUMBER,
+                           "limited_by": {"type": ["string", "null"]}}}},
+        "kpis": {"type": "array", "items": {"type": "object"}},
+    },
+}
 
 
 @dataclass
@@ -105,14 +132,17 @@ def _glob_escape(text: str) -> str:
 def load(ref: str, results_dir: str | Path, where: str = "") -> TaskResults:
     """Read one task's results.json (also of a task still running or that failed)."""
     path = resolve(ref, results_dir, where)
+    text = input_file.read_text(path, str(path), limit=MAX_RESULTS_BYTES)
     try:
-        doc = json.loads(path.read_text())
-    except OSError as exc:
-        raise TaskError(f"cannot read results: {exc.strerror}", str(path)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TaskError(f"not a results file (invalid JSON: {exc})", str(path)) from None
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TaskError(f"not a results file (invalid JSON at line {exc.lineno}: {exc.msg})",
+                        str(path)) from None
+    except RecursionError:
+        raise TaskError("not a results file (nested too deep)", str(path)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("task"), dict):
         raise TaskError("not an nsb results file (no 'task' object)", str(path))
+    schema.validate(doc, RESULTS_SCHEMA, LocatedDocument(doc, str(path)))
     return TaskResults(
         path=path, task=doc["task"], plan=doc.get("plan") or {},
         platform=doc.get("platform") or {}, trials=list(doc.get("trials") or []),

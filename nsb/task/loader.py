@@ -8,37 +8,43 @@ from __future__ import annotations
 from pathlib import Path
 
 from nsb.errors import TaskError
-from nsb.task import render, schema, yaml_lines
+from nsb.task import input_file, render, schema, yaml_lines
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec, Where
 
 DEFAULT_RUNNER = {"type": "Iteration", "iterations": 1}
 DEFAULT_OUTPUTS = [{"type": "file"}]
 
 
-def read_document(path: Path, task_args: dict | None = None,
-                  strict: bool = True) -> yaml_lines.LocatedDocument:
-    """Read, render and parse one YAML file (task, profile, pod, topology, descriptor)."""
+def read_document(path: Path, task_args: dict | None = None, strict: bool = True,
+                  where: Where | None = None, what: str = "file") -> yaml_lines.LocatedDocument:
+    """Read, render and parse one YAML file (task, profile, pod, topology, descriptor).
+
+    A file that cannot be read is reported at ``where``, the key that names it
+    (``what`` says which kind of file it should be).
+    """
     shown = _shown(path)
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise TaskError("file not found", shown) from None
-    except OSError as exc:
-        raise TaskError(f"cannot read file: {exc.strerror}", shown) from None
+        text = input_file.read_text(path, shown)
+    except TaskError as exc:
+        if where is None:
+            raise
+        if exc.message == "file not found":
+            raise where.error(f"{what} not found: {path}") from None
+        raise where.error(f"{what} {shown}: {exc.message}") from None
     rendered = render.render(text, shown, task_args, strict)
     return yaml_lines.parse(rendered, shown)
 
 
 def _shown(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
+        return str(input_file.resolve(path).relative_to(Path.cwd()))
     except ValueError:
         return str(path)
 
 
 def load(path: str | Path, task_args: dict | None = None) -> Task:
     """Load a task file in nsb's own format or in Yardstick/NSB's."""
-    path = Path(path).resolve()
+    path = input_file.resolve(path)
     doc = read_document(path, task_args)
     if not isinstance(doc.data, dict):
         raise doc.error((), "a task file must be a YAML mapping")
@@ -69,6 +75,8 @@ def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task
                                  Where(doc, where + ("traffic_profile",)), task_args),
             runner=plugin_spec(raw.get("runner", DEFAULT_RUNNER), Where(doc, where + ("runner",))),
         ))
+    for index, scenario in enumerate(scenarios):
+        _check_vnf_names(doc, ("scenarios", index), scenario)
     names = [s.name for s in scenarios]
     for index, name in enumerate(names):
         if names.index(name) != index:
@@ -77,6 +85,17 @@ def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task
                     for i, o in enumerate(data.get("outputs", DEFAULT_OUTPUTS)))
     return Task(file=path, context=context, scenarios=tuple(scenarios), outputs=outputs,
                 description=data.get("description", ""), args=dict(task_args))
+
+
+def _check_vnf_names(doc: yaml_lines.LocatedDocument, at: tuple, scenario: ScenarioSpec):
+    """A VNF's name names its DPDK file prefix, its work dir and its logs: one each."""
+    seen = {scenario.generator.name: ("traffic_generator",)}
+    for index, vnf in enumerate(scenario.vnfs):
+        if vnf.name in seen:
+            first = yaml_lines.format_path(at + seen[vnf.name])
+            raise doc.error(at + ("vnfs", index, "name"), f"duplicate VNF name {vnf.name!r} "
+                            f"(also {first}); each VNF needs its own name")
+        seen[vnf.name] = ("vnfs", index)
 
 
 def plugin_spec(raw: dict, where: Where) -> PluginSpec:
@@ -93,10 +112,9 @@ def profile_spec(task_path: Path, raw, where: Where, task_args: dict) -> PluginS
     """Inline ``{type: ...}`` or a path to an NSB-style traffic profile file."""
     if isinstance(raw, dict):
         return plugin_spec(raw, where)
-    profile_path = (task_path.parent / raw).resolve()
-    if not profile_path.exists():
-        raise where.error(f"traffic profile file not found: {profile_path}")
-    doc = read_document(profile_path, task_args)
+    input_file.check_path_text(raw, where.error)
+    doc = read_document(input_file.resolve(task_path.parent / raw), task_args, where=where,
+                        what="traffic profile file")
     data = doc.data
     if not isinstance(data, dict) or not isinstance(data.get("traffic_profile"), dict):
         raise doc.error((), "a traffic profile file needs a 'traffic_profile' mapping")

@@ -6,6 +6,7 @@ import difflib
 
 import jsonschema
 
+from nsb import redact
 from nsb.task.yaml_lines import LocatedDocument
 
 _PLUGIN_REF = {
@@ -75,7 +76,10 @@ def validate(data, schema: dict, doc: LocatedDocument, base_path: tuple = ()) ->
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         path += tuple(extra[:1])  # point at the offending key itself
-    raise doc.error(path, describe(error))
+    message = describe(error)
+    if any(redact.is_secret_key(part) for part in path):
+        message = describe(error, shown=lambda value: redact.MASK)
+    raise doc.error(path, redact.text(message))
 
 
 def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:
@@ -86,8 +90,10 @@ def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.Valid
     return best
 
 
-def describe(error: jsonschema.ValidationError) -> str:
-    """Turn a jsonschema error into what is wrong and what is allowed."""
+def describe(error: jsonschema.ValidationError, shown=None) -> str:
+    """Turn a jsonschema error into what is wrong and what is allowed; ``shown``
+    prints the offending value (a secret's is masked)."""
+    _show = shown or _show_value
     kind = error.validator
     schema = error.schema
     instance = error.instance
@@ -129,6 +135,6 @@ def _article(word: str) -> str:
     return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
-def _show(value) -> str:
+def _show_value(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

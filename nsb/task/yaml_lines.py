@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import yaml
@@ -43,12 +44,31 @@ def format_path(path: KeyPath) -> str:
     return out
 
 
+MAX_DEPTH = 64          # Yardstick's deepest sample nests 12 levels
+MAX_VALUES = 100_000    # after alias expansion; its largest sample has ~2,000
+MAX_INT_DIGITS = 30
+
+
 def parse(text: str, file: str) -> LocatedDocument:
-    """Parse one YAML document; syntax errors become a TaskError with the line."""
-    loader = yaml.SafeLoader(text)
+    """Parse one YAML document; every problem becomes a TaskError with the line.
+
+    Limits hold while composing, before anything is built: nesting depth, the
+    number of values after alias expansion (no "billion laughs"), alias cycles.
+    Duplicate keys, keys that are not text and numbers nsb cannot use (NaN,
+    infinity, integers of thousands of digits) are errors where they appear.
+    """
+    try:
+        loader = _Loader(text, file)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise TaskError(f"invalid YAML: character {exc.character!r} is not allowed in YAML",
+                        file, line) from None
+    doc = LocatedDocument(None, file)
     try:
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        if node is not None:
+            _Checker(doc).check(node)
+            doc.data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -58,21 +78,116 @@ def parse(text: str, file: str) -> LocatedDocument:
         raise TaskError(f"invalid YAML: {exc}", file) from None
     finally:
         loader.dispose()
-    doc = LocatedDocument(data, file)
-    if node is not None:
-        _record_lines(node, (), doc.lines)
     return doc
 
 
-def _record_lines(node: yaml.Node, path: KeyPath, lines: dict) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key_path = path + (key_node.value,)
-            lines[key_path] = key_node.start_mark.line + 1
-            _record_lines(value_node, key_path, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _record_lines(item, path + (index,), lines)
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that stops composing at MAX_DEPTH (PyYAML recurses per level)."""
+
+    def __init__(self, text: str, file: str):
+        super().__init__(text)
+        self._file = file
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise TaskError(f"nested more than {MAX_DEPTH} levels deep", self._file,
+                                mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_MERGE = "tag:yaml.org,2002:merge"
+_TAG_NAMES = {"tag:yaml.org,2002:null": "null", "tag:yaml.org,2002:bool": "a boolean",
+              _FLOAT: "a number"}
+
+
+class _Checker:
+    """One pass over the composed nodes: limits, keys, numbers, and every key's line."""
+
+    def __init__(self, doc: LocatedDocument):
+        self.doc = doc
+        self.sizes: dict[int, int] = {}
+        self.open: set[int] = set()
+
+    def error(self, node: yaml.Node, path: KeyPath, message: str) -> TaskError:
+        return TaskError(message, self.doc.file, node.start_mark.line + 1, format_path(path))
+
+    def check(self, node: yaml.Node) -> None:
+        total = self._size(node, ())
+        if total > MAX_VALUES:
+            raise TaskError(f"holds {total:,} values after expanding aliases; the limit is "
+                            f"{MAX_VALUES:,}", self.doc.file, node.start_mark.line + 1)
+
+    def _size(self, node: yaml.Node, path: KeyPath) -> int:
+        key = id(node)
+        if key in self.sizes:  # an alias: counted again, not walked again
+            return self.sizes[key]
+        if key in self.open:
+            raise self.error(node, path, "an alias refers to a node that contains it")
+        self.doc.lines.setdefault(path, node.start_mark.line + 1)
+        self.open.add(key)
+        size = 1
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                name = self._key(key_node, path)
+                key_path = path + (name,)
+                if name in seen and key_node.tag != _MERGE:
+                    raise self.error(key_node, key_path,
+                                     f"duplicate key '{name}' (first given at line {seen[name]})")
+                seen[name] = key_node.start_mark.line + 1
+                self.doc.lines.setdefault(key_path, key_node.start_mark.line + 1)
+                size += self._size(value_node, key_path)
+                self._check_budget(size, node, path)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                size += self._size(item, path + (index,))
+                self._check_budget(size, node, path)
+        else:
+            self._scalar(node, path)
+        self.open.discard(key)
+        self.sizes[key] = size
+        return size
+
+    def _check_budget(self, size: int, node: yaml.Node, path: KeyPath) -> None:
+        if size > MAX_VALUES:
+            raise self.error(node, path, f"holds more than {MAX_VALUES:,} values (after "
+                             "expanding aliases); that is the limit")
+
+    def _key(self, node: yaml.Node, path: KeyPath) -> str:
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, path, "a key must be text, not a list or mapping")
+        if node.tag == _INT:
+            self._scalar(node, path)
+            node.tag = _STR  # 1: x is the key "1", as in JSON
+        elif node.tag not in (_STR, _MERGE):
+            what = _TAG_NAMES.get(node.tag, node.tag)
+            raise self.error(node, path, f"the key {node.value!r} is read as {what}, and a "
+                             "key must be text; put it in quotes")
+        return node.value
+
+    def _scalar(self, node: yaml.ScalarNode, path: KeyPath) -> None:
+        value = node.value.replace("_", "").lstrip("+-")
+        if node.tag == _FLOAT and not _finite(value):
+            raise self.error(node, path, f"{node.value} is not a number nsb can use; give a "
+                             "finite number")
+        if node.tag == _INT and len(value) > MAX_INT_DIGITS:
+            raise self.error(node, path, f"an integer of {len(value)} digits; at most "
+                             f"{MAX_INT_DIGITS} are accepted")
+
+
+def _finite(text: str) -> bool:
+    if text.lower() in (".nan", ".inf"):
+        return False
+    try:
+        return math.isfinite(float(text))
+    except ValueError:  # base 60 (1:30.5): finite
+        return True

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nsb import plugins
 from nsb.contexts import pod
-from nsb.task import loader, schema
+from nsb.task import input_file, loader, schema
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
 
@@ -67,6 +67,7 @@ _SCHEMA = {
     },
 }
 
+_INDEX = {"type": ["string", "integer"]}
 _TOPOLOGY_SCHEMA = {
     "type": "object",
     "required": ["nsd:nsd-catalog"],
@@ -79,8 +80,10 @@ _TOPOLOGY_SCHEMA = {
                 "constituent-vnfd": {"type": "array", "minItems": 1, "items": {
                     "type": "object",
                     "required": ["member-vnf-index", "vnfd-id-ref", "VNF model"],
-                    "properties": {"vnfd-id-ref": {"type": "string"},
-                                   "VNF model": {"type": "string", "minLength": 1}},
+                    "properties": {"member-vnf-index": _INDEX,
+                                   "vnfd-id-ref": {"type": "string"},
+                                   "VNF model": {"type": "string", "minLength": 1,
+                                                 "pattern": "^[^\\x00]*$"}},
                 }},
                 "vld": {"type": "array", "items": {
                     "type": "object",
@@ -89,6 +92,7 @@ _TOPOLOGY_SCHEMA = {
                         "type": "object",
                         "required": ["vnfd-connection-point-ref", "vnfd-id-ref"],
                         "properties": {"vnfd-connection-point-ref": {"type": "string"},
+                                       "member-vnf-index-ref": _INDEX,
                                        "vnfd-id-ref": {"type": "string"}},
                     }}},
                 }},
@@ -113,7 +117,7 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
     schema.validate(data, _SCHEMA, doc)
     context_raw, context_path = _context(doc)
     context_name = context_raw.get("name", "")
-    pod_path = (path.parent / str(context_raw.get("file", ""))).resolve()
+    pod_path = input_file.resolve(path.parent / str(context_raw.get("file", "")))
     pod_nodes = pod.load_pod(pod_path, Where(doc, context_path)) if "file" in context_raw else {}
 
     scenarios, links = [], []
@@ -196,10 +200,11 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
     # what Yardstick renders topologies, profiles and descriptors with
     values = {**task_args, "extra_args": raw.get("extra_args") or {}, "get": flat_get}
 
-    topology_path = (task_path.parent / raw["topology"]).resolve()
-    if not topology_path.exists():
-        raise doc.error(at + ("topology",), f"topology file not found: {topology_path}")
-    topo = loader.read_document(topology_path, values)
+    topology_where = Where(doc, at + ("topology",))
+    topology_path = input_file.resolve(
+        task_path.parent / input_file.check_path_text(raw["topology"], topology_where.error))
+    topo = loader.read_document(topology_path, values, where=topology_where,
+                                what="topology file")
     schema.validate(topo.data, _TOPOLOGY_SCHEMA, topo)
     nsd = topo.data["nsd:nsd-catalog"]["nsd"][0]
     nsd_at = ("nsd:nsd-catalog", "nsd", 0)
@@ -212,7 +217,7 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
             raise topo.error(member_at + ("vnfd-id-ref",), f"'{name}' is not bound to a node in "
                              f"the task's scenario 'nodes' ({', '.join(bindings)})")
         node = bindings[name]
-        descriptor = (topology_path.parent / member["VNF model"]).resolve()
+        descriptor = input_file.resolve(topology_path.parent / member["VNF model"])
         plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node), values,
                             f"{name} (node {node})")
         vnfs.append(VnfSpec(type=plugin, name=name, node=node, options=options.get(name, {}),
@@ -313,10 +318,10 @@ def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple, node,
     The descriptor is rendered with the task's arguments and the pod entry of its
     node (which wins), as a task's values reach NSB's descriptors.
     """
-    if not descriptor.exists():
-        raise topo.error(member_at + ("VNF model",), f"VNF descriptor not found: {descriptor}")
     values = {**values, **(dict(node.pod) if node is not None else {})}
-    doc = loader.read_document(descriptor, values, strict=False)
+    doc = loader.read_document(descriptor, values, strict=False,
+                               where=Where(topo, member_at + ("VNF model",)),
+                               what="VNF descriptor")
     try:
         vnfd = doc.data["vnfd:vnfd-catalog"]["vnfd"][0]
         class_name = vnfd["id"]
