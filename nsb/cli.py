@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    logging.raiseExceptions = False  # a full disk must not print logging's own tracebacks
     _setup_logging(args.debug)
     try:
         code = args.handler(args) or 0
@@ -157,11 +158,13 @@ def _load_task(args):
 
 
 def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):
-    from nsb import engine
+    from nsb import engine, leftovers
     from nsb.runinfo import RunInfo
 
-    task_id = uuid.uuid4().hex[:8]
     base = Path(results_dir or conf.results_dir)
+    task_id = uuid.uuid4().hex[:8]
+    while (base / task_id).exists() or (leftovers.STATE_DIR / f"{task_id}.json").exists():
+        task_id = uuid.uuid4().hex[:8]  # two runs never share a name
     from nsb.outputs import influx_settings
 
     run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run,
@@ -212,7 +215,7 @@ def _plan_yaml(described: dict) -> str:
 def _run(plan, conf) -> int:
     from rich.console import Console
 
-    from nsb import engine
+    from nsb import engine, leftovers
     from nsb.outputs import records
     from nsb.progress import Progress
     from nsb.report import table
@@ -234,7 +237,9 @@ def _run(plan, conf) -> int:
     err.print(f"task {run.task_id}: {plan.task.file.name} -> {run.results_dir}", highlight=False)
     progress = Progress(err)
     try:
-        with progress:
+        leftovers.clean_killed_runs()
+        with leftovers.registered(run.task_id, run.results_dir, str(plan.task.file)), \
+                progress:
             engine.execute(plan, [progress.handle])
     finally:
         logging.getLogger().removeHandler(log_file)
@@ -253,8 +258,9 @@ def cmd_node_check(args) -> int:
     from nsb import preflight
     from nsb.contexts import baremetal, pod
     from nsb.errors import TaskError
+    from nsb.task import input_file
 
-    nodes = pod.load_pod(Path(args.pod).resolve())
+    nodes = pod.load_pod(input_file.resolve(args.pod))
     binaries = args.binary or ["dpdk-testpmd", "trafgen"]
     failed = 0
     try:

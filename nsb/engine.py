@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from nsb import platform, plugins, preflight
 from nsb.contexts.base import Context
-from nsb.errors import Interrupted, NsbError, PrerequisiteError
+from nsb.errors import Interrupted, NsbError, PrerequisiteError, RunError
 from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted
 from nsb.nfvi import NfviSampler, Watched
 from nsb.outputs.base import Output
@@ -115,15 +115,22 @@ class EventBus:
             self._deliver(event)
 
     def _deliver(self, event: Event) -> None:
+        stop: NsbError | None = None
         for output in list(self.outputs):
             try:
                 output.handle(event)
-            except Exception:
+            except Exception as exc:
+                self.outputs.remove(output)
+                if output.essential:
+                    stop = exc if isinstance(exc, NsbError) else RunError(
+                        f"output {output.spec.type} failed: {exc}; the run stopped")
+                    continue
                 LOG.exception("output %s failed on %s; it is disabled for this run",
                               output.spec.type, type(event).__name__)
-                self.outputs.remove(output)
         for listener in self.listeners:
             listener(event)
+        if stop is not None:
+            raise stop
 
     def close(self) -> None:
         for output in self.outputs:
@@ -236,6 +243,9 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
 
         def sample_kpis(trial_index: int) -> None:
             sampler.stop()
+            dead = _dead_vnf([*scenario.vnfs, scenario.generator])
+            if dead:
+                raise RunError(f"{dead}; the trials measured before are kept")
             for vnf in scenario.vnfs:
                 kpis = vnf.collect_kpi()
                 if kpis:
@@ -259,7 +269,37 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
             finally:
                 trials_so_far[0] = session.trial_count
 
-        scenario.runner.execute(body)
+        try:
+            scenario.runner.execute(body)
+        except Interrupted:
+            raise
+        except Exception as exc:  # a VNF that died is the cause, whatever failed next
+            dead = _dead_vnf([*scenario.vnfs, scenario.generator])
+            if dead and dead not in str(exc):
+                raise RunError(f"{dead}; the trials measured before are kept") from exc
+            raise
+
+
+def _dead_vnf(vnfs: list[Vnf]) -> str | None:
+    """'testpmd0 (testpmd) on node sut was killed by SIGKILL', for the first VNF whose
+    long-running process has ended, else None."""
+    for vnf in vnfs:
+        for process in vnf.processes():
+            try:
+                code = process.poll()
+            except Exception:  # noqa: BLE001  (a lost SSH session says nothing here)
+                continue
+            if code is None:
+                continue
+            if code < 0:
+                try:
+                    how = f"was killed by {signal.Signals(-code).name}"
+                except ValueError:
+                    how = f"was killed by signal {-code}"
+            else:
+                how = f"exited with code {code}"
+            return f"{vnf.name} ({vnf.spec.type}) on node {vnf.node.name} {how} during the run"
+    return None
 
 
 def _nfvi_sampler(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> NfviSampler:

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NSB_TASK = "task.yaml"                  # copy of samples/tc_testpmd_netns_rfc2544.yaml
 YS_TASK = "prox/tc_prox_l3fwd.yaml"     # copy of samples/prox
 SECRET = "hunter2-s3cr3t"
+NSB = [sys.executable, "-m", "nsb"]
+HANG_GUARD_S = 30  # not a speed goal: a case still running after this is a hang
 
 
 @dataclass
@@ -31,6 +39,61 @@ class Case:
     names: str | None = None             # the error line must name this (a file, a key)
     secrets: tuple[str, ...] = ()        # must not appear in any output
     extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    code: int | None     # None: killed by the hang guard
+    stdout: str
+    stderr: str
+    max_rss_mb: float
+    elapsed_s: float
+
+
+# Linux keeps a process's peak RSS across exec, so a child forked from a large test
+# process would report the parent's peak: a small launcher forks the command and
+# reports the peak of that grandchild alone (wait4's rusage).
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+
+
+def run_case(case: Case) -> Outcome:
+    """Run one case with the real `nsb` in a fresh directory; rusage of that child alone."""
+    directory = Path(tempfile.mkdtemp(prefix="hostile-"))
+    try:
+        build(case, directory)
+        with open(directory / ".out", "w+") as out, open(directory / ".err", "w+") as err:
+            started = time.monotonic()
+            rss_file = directory / ".maxrss"
+            proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(rss_file),
+                                     *NSB, *case.argv], cwd=directory,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                    start_new_session=True)
+            killed = threading.Event()
+
+            def guard():
+                killed.set()
+                os.killpg(proc.pid, 9)
+
+            timer = threading.Timer(HANG_GUARD_S, guard)
+            timer.start()
+            proc.wait()
+            timer.cancel()
+            out.seek(0)
+            err.seek(0)
+            max_rss_kb = int(rss_file.read_text()) if rss_file.exists() else 0
+            return Outcome(None if killed.is_set() else proc.returncode, out.read(), err.read(),
+                           max_rss_kb / 1024, time.monotonic() - started)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def build(case: Case, directory: Path) -> None:
@@ -344,3 +407,27 @@ def _fifo_new(relative: str) -> Callable[[Path], None]:
 
 def _results(task_id: str, doc: dict) -> Callable[[Path], None]:
     return _write(f"res/{task_id}/results.json", json.dumps(doc))
+
+
+# --- every field given the wrong type --------------------------------------------
+
+WRONG_TYPES = ("[1]", "{a: 1}", "null")
+_FIELD = re.compile(r"^(\s*-?\s*)([A-Za-z_][\w\- ]*):\s*(\S.*)?$")
+TYPED_FILES = [NSB_TASK, YS_TASK, *(FILES[k] for k in ("pod", "topology", "profile")),
+               "prox/vnf_descriptors/prox_router.yaml", "prox/vnf_descriptors/prox_tg.yaml"]
+
+
+def field_mutations(relative: str, directory: Path) -> list[tuple[int, str, str]]:
+    """(line number, original line, mutated text of the file) for every ``key: value``
+    line of ``relative`` and every wrong type."""
+    lines = (directory / relative).read_text().splitlines()
+    out = []
+    for index, line in enumerate(lines):
+        match = _FIELD.match(line)
+        if not match or line.strip().startswith("#"):
+            continue
+        for wrong in WRONG_TYPES:
+            mutated = lines[:index] + [f"{match.group(1)}{match.group(2)}: {wrong}"] + \
+                lines[index + 1:]
+            out.append((index + 1, line.strip(), "\n".join(mutated) + "\n"))
+    return out

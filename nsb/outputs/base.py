@@ -9,6 +9,9 @@ from nsb.task.model import PluginSpec
 
 class Output:
     OPTIONS_SCHEMA: dict | None = None
+    # the run's own record: when it cannot be written the run stops (other outputs
+    # that fail are dropped and the run goes on)
+    essential = False
 
     def __init__(self, spec: PluginSpec, options: dict, run: RunInfo):
         self.spec = spec

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import time
 from pathlib import Path
 
 from nsb import redact
+from nsb.errors import RunError
 from nsb.events import (
     Event,
     KpiSample,
@@ -20,12 +23,16 @@ from nsb.events import (
 from nsb.outputs import records
 from nsb.outputs.base import Output
 
+LOG = logging.getLogger(__name__)
+
 RESULTS_FILE = "results.json"
 EVENTS_FILE = "events.jsonl"
 
 
 class FileOutput(Output):
     """JSON results file: task, platform facts, every trial, every result, KPIs."""
+
+    essential = True
 
     OPTIONS_SCHEMA = {
         "type": "object",
@@ -47,11 +54,20 @@ class FileOutput(Output):
         }
 
     def handle(self, event: Event) -> None:
+        try:
+            self._handle(event)
+        except OSError as exc:
+            raise RunError(f"cannot write the results in {self.path.parent}: "
+                           f"{exc.strerror or exc}; the run stopped, {self.path.name} keeps "
+                           "what was written before") from None
+
+    def _handle(self, event: Event) -> None:
         self.events.write(json.dumps(records.record(event), default=str) + "\n")
         self.events.flush()
         doc = self.document
         if isinstance(event, TaskStarted):
             doc["plan"] = event.plan
+            self._write()  # "running" from the start: a killed run is found by its status
         elif isinstance(event, PlatformFacts):
             doc["platform"][event.node] = event.facts
         elif isinstance(event, TrialDone):
@@ -70,10 +86,24 @@ class FileOutput(Output):
             self._write()
 
     def _write(self) -> None:
+        """Whole or not at all: a full disk leaves the previous version readable."""
         temp = self.path.with_suffix(".tmp")
-        temp.write_text(json.dumps(self.document, indent=1, default=str))
-        os.replace(temp, self.path)
+        try:
+            with open(temp, "w") as out:
+                out.write(json.dumps(self.document, indent=1, default=str))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
 
     def close(self) -> None:
-        self._write()
-        self.events.close()
+        try:
+            self._write()
+        except OSError as exc:
+            LOG.error("cannot write %s: %s", self.path, exc.strerror or exc)
+        finally:
+            with contextlib.suppress(OSError):
+                self.events.close()

@@ -99,8 +99,18 @@ def _check_vnf_names(doc: yaml_lines.LocatedDocument, at: tuple, scenario: Scena
 
 
 def plugin_spec(raw: dict, where: Where) -> PluginSpec:
+    if not isinstance(raw, dict):
+        raise where.error(f"expected an object with a 'type', got {type(raw).__name__}")
+    _plugin_name(raw.get("type"), where, "type")
     options = {k: v for k, v in raw.items() if k != "type"}
     return PluginSpec(type=raw["type"], options=options, where=where)
+
+
+def _plugin_name(value, where: Where, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        shown = "nothing" if value is None else type(value).__name__
+        raise where.error(f"expected a plugin name (text), got {shown}", key)
+    return value
 
 
 def _vnf(raw: dict, where: Where) -> VnfSpec:
@@ -122,6 +132,8 @@ def profile_spec(task_path: Path, raw, where: Where, task_args: dict) -> PluginS
     kind = body.get("traffic_type") or body.get("type")
     if not kind:
         raise doc.error(("traffic_profile",), "missing required key 'traffic_type'")
+    _plugin_name(kind, Where(doc, ("traffic_profile",)),
+                 "traffic_type" if "traffic_type" in body else "type")
     options = {k: v for k, v in body.items() if k not in ("traffic_type", "type")}
     return PluginSpec(type=kind, options=options, where=Where(doc, ("traffic_profile",)),
                       name=data.get("name", ""),

@@ -155,6 +155,9 @@ def _check_context_types(doc: LocatedDocument) -> None:
         if not isinstance(raw, dict):
             continue  # the schema says what is wrong
         kind = raw.get("type", "Heat")
+        if not isinstance(kind, str):
+            raise doc.error(at + ("type",), f"expected a context type (text), got "
+                            f"{type(kind).__name__}; supported: {', '.join(supported)}")
         if kind in supported:
             continue
         what = plugins.NSB_CONTEXTS.get(kind, "")

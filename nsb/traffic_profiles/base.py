@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nsb import units
+from nsb.errors import NsbError
 from nsb.events import Event, ResultReady, TrialDone, TrialStarted
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
@@ -36,6 +38,8 @@ class Session:
     trial_count: int = field(default=0)
     # per frame size, the fastest loss-free trial the generator could not run at full rate
     _best_short: dict[int, TrialResult] = field(default_factory=dict)
+    # what went wrong right after a trial (a VNF died): raised once the trial is recorded
+    _after_trial_error: NsbError | None = None
 
     def run_trial(self, tg: TrafficGen, trial: Trial, rate_pct: float, lower_pct: float,
                   upper_pct: float, trials_left: int) -> tuple[int, TrialResult]:
@@ -46,11 +50,19 @@ class Session:
                                trial_index=index, trial=trial, rate_pct=rate_pct,
                                lower_pct=lower_pct, upper_pct=upper_pct,
                                trials_left=trials_left))
+        if self._after_trial_error is not None:
+            raise self._after_trial_error
         self.before_trial(index)
         try:
             result = tg.run_trial(trial)
-        finally:
+        except BaseException:
+            with contextlib.suppress(Exception):  # the trial's own error is the one to see
+                self.after_trial(index)
+            raise
+        try:
             self.after_trial(index)
+        except NsbError as exc:  # e.g. a VNF died: raised once the trial is recorded
+            self._after_trial_error = exc
         return index, result
 
     def trial_done(self, index: int, result: TrialResult, verdict: str, rate_pct: float,
@@ -64,6 +76,8 @@ class Session:
                             trial_index=index, result=result, verdict=verdict,
                             rate_pct=rate_pct, lower_pct=lower_pct, upper_pct=upper_pct,
                             reason=reason))
+        if self._after_trial_error is not None:
+            raise self._after_trial_error
 
     def result_ready(self, frame_size: int, best: TrialResult | None, speed_gbps: float,
                      ports: int, limited_by: str, trials: int, profile: str,

@@ -9,65 +9,21 @@ one module fixture; each is reported as its own test.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from tests import hostile_corpus
 
-HANG_GUARD_S = 30        # not a speed goal: a case still running after this is a hang
 MAX_RSS_MB = 200
-NSB = [sys.executable, "-m", "nsb"]
 CASES = hostile_corpus.cases()
 
 
-@dataclass
-class Outcome:
-    code: int | None     # None: killed by the hang guard
-    stdout: str
-    stderr: str
-    max_rss_mb: float
-
-
-def _run(case: hostile_corpus.Case) -> Outcome:
-    directory = Path(tempfile.mkdtemp(prefix="hostile-"))
-    try:
-        hostile_corpus.build(case, directory)
-        with open(directory / ".out", "w+") as out, open(directory / ".err", "w+") as err:
-            proc = subprocess.Popen(NSB + case.argv, cwd=directory, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err,
-                                    env={**os.environ, "PYTHONPATH": str(hostile_corpus.ROOT)})
-            killed = threading.Event()
-
-            def guard():
-                killed.set()
-                proc.kill()
-
-            timer = threading.Timer(HANG_GUARD_S, guard)
-            timer.start()
-            _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child alone
-            timer.cancel()
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            out.seek(0)
-            err.seek(0)
-            return Outcome(None if killed.is_set() else proc.returncode, out.read(), err.read(),
-                           usage.ru_maxrss / 1024)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
-def outcomes() -> dict[str, Outcome]:
+def outcomes() -> dict[str, hostile_corpus.Outcome]:
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(zip([c.name for c in CASES], pool.map(_run, CASES), strict=True))
+        found = pool.map(hostile_corpus.run_case, CASES)
+        return dict(zip([c.name for c in CASES], found, strict=True))
 
 
 def test_the_corpus_covers_every_class_of_the_issue():
@@ -88,7 +44,7 @@ def test_the_corpus_covers_every_class_of_the_issue():
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hostile_input_gets_one_located_line(case, outcomes):
     outcome = outcomes[case.name]
-    assert outcome.code is not None, f"still running after {HANG_GUARD_S} s"
+    assert outcome.code is not None, f"still running after {hostile_corpus.HANG_GUARD_S} s"
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
     assert "Traceback" not in outcome.stderr, outcome.stderr[-2000:]
     assert outcome.code == 2, (outcome.code, outcome.stderr[-500:])
@@ -99,3 +55,25 @@ def test_hostile_input_gets_one_located_line(case, outcomes):
     for secret in case.secrets:
         assert secret not in outcome.stdout + outcome.stderr
     assert outcome.max_rss_mb < MAX_RSS_MB, f"peak RSS {outcome.max_rss_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("relative", hostile_corpus.TYPED_FILES)
+def test_any_field_of_the_wrong_type_gets_one_line(relative, tmp_path, nsb_main,
+                                                   monkeypatch):
+    """In-process (hundreds of cases): a list, a mapping or null in place of each
+    value of the sample files is accepted or refused in one line, never a traceback."""
+    hostile_corpus.build(hostile_corpus.Case("types", []), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    task = hostile_corpus.NSB_TASK if relative == hostile_corpus.NSB_TASK \
+        else hostile_corpus.YS_TASK
+    original = (tmp_path / relative).read_text()
+    mutations = hostile_corpus.field_mutations(relative, tmp_path)
+    assert len(mutations) > 10
+    for line, field, text in mutations:
+        (tmp_path / relative).write_text(text)
+        code, _, err = nsb_main("task", "start", "--dry-run", task)
+        lines = err.strip().splitlines()
+        assert code in (0, 2), (line, field, err)
+        if code == 2:
+            assert len(lines) == 1 and lines[0].startswith("nsb: error: "), (line, field, err)
+    (tmp_path / relative).write_text(original)

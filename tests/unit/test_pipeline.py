@@ -62,6 +62,8 @@ def test_failing_output_does_not_stop_the_others(tmp_path):
     plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
 
     class Broken(FileOutput):
+        essential = False  # an extra copy: its failure must not stop the run
+
         def handle(self, event):
             raise ValueError("disk on fire")
 
@@ -70,6 +72,30 @@ def test_failing_output_does_not_stop_the_others(tmp_path):
     engine.execute(plan)
     doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
     assert len(doc["results"]) == 2
+
+
+def test_results_file_that_cannot_be_written_stops_the_run_and_keeps_the_last_version(
+        tmp_path):
+    import errno
+
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
+    output = plan.outputs[0]
+    writes = []
+    real_write = output._write
+
+    def write_twice():  # the start of the task and two trials get written
+        if len(writes) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        writes.append(1)
+        real_write()
+
+    output._write = write_twice
+    with pytest.raises(RunError) as caught:
+        engine.execute(plan)
+    assert "No space left on device; the run stopped" in str(caught.value)
+    doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
+    assert len(doc["trials"]) == 2 and doc["task"]["status"] == "running"
+    assert not (tmp_path / "abcd1234" / "results.tmp").exists()
 
 
 def test_progress_line_names_scenario_interval_rate_and_time_left(tmp_path):

@@ -1,0 +1,216 @@
+"""What a killed run left on this machine, found and removed by the next run.
+
+Teardown cannot run after SIGKILL (or a power cut of the controller), so every
+run registers itself: ``<state dir>/<task_id>.json`` says where its results
+are, and an exclusive lock on it is held for as long as the run lives. Every
+``nsb task start`` first looks at the registry: a file whose lock it can take
+belongs to a run that is gone, and everything that run created here carries its
+task id in its name: network namespaces and what runs in them, veth pairs,
+processes (DPDK file prefixes, /tmp/nsb-<id> work dirs: testpmd, PROX, OVS),
+DPDK runtime dirs and hugepage files. Those are removed and the run's
+results.json, left at "running", is marked "killed".
+
+Remote nodes (pods over SSH) are not visited: that needs the pod, and the
+processes nsb starts there end with their SSH session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LOG = logging.getLogger(__name__)
+
+STATE_DIR = Path(os.environ.get("NSB_STATE_DIR", "/run/nsb/runs"))
+HUGEPAGE_DIRS = (Path("/dev/hugepages"), Path("/mnt/huge"))
+_TASK_ID = re.compile(r"^[0-9a-f]{8,32}$")
+_PLURAL = {"process": "processes"}
+
+
+@dataclass
+class Removed:
+    """What was cleaned up after one killed run."""
+
+    task_id: str
+    items: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        kinds: dict[str, int] = {}
+        for item in self.items:
+            kind = item.split(" ", 1)[0]
+            kinds[kind] = kinds.get(kind, 0) + 1
+        return ", ".join(f"{n} {kind if n == 1 else _PLURAL.get(kind, kind + 's')}"
+                         for kind, n in kinds.items())
+
+
+@contextlib.contextmanager
+def registered(task_id: str, results_dir: Path, task_file: str) -> Iterator[None]:
+    """Hold this run's registry entry while the body runs; removed when it ends."""
+    try:
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        path = STATE_DIR / f"{task_id}.json"
+        handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:  # not root, read-only /run: the run goes on without a net
+        LOG.warning("cannot register the run in %s (%s): if nsb is killed, the next run "
+                    "cannot clean up after it", STATE_DIR, exc.strerror)
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        entry = {"task_id": task_id, "pid": os.getpid(), "started": time.time(),
+                 "results_dir": str(results_dir), "task_file": task_file}
+        os.write(handle, json.dumps(entry).encode())
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        os.close(handle)
+
+
+def clean_killed_runs() -> list[Removed]:
+    """Remove what runs that are gone left behind; one warning line per run."""
+    if not STATE_DIR.is_dir():
+        return []
+    cleaned = []
+    for path in sorted(STATE_DIR.glob("*.json")):
+        task_id = path.stem
+        if not _TASK_ID.match(task_id):
+            continue
+        try:
+            handle = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # that run is alive
+            entry = _entry(path)
+            removed = remove_traces(task_id)
+            _mark_killed(entry.get("results_dir"), task_id)
+            path.unlink()
+        finally:
+            os.close(handle)
+        LOG.warning("task %s ended without cleaning up (nsb was killed?); removed what it "
+                    "left: %s", task_id, removed.summary() or "nothing")
+        cleaned.append(removed)
+    return cleaned
+
+
+def _entry(path: Path) -> dict:
+    try:
+        entry = json.loads(path.read_text() or "{}")
+    except (OSError, ValueError):
+        return {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def remove_traces(task_id: str) -> Removed:
+    """Everything on this machine named after ``task_id``: processes first (they hold
+    namespaces, sockets and hugepages), then namespaces, links, files."""
+    removed = Removed(task_id)
+    namespaces = [ns for ns in _netns_names() if ns.startswith(f"nsb-{task_id}-")]
+    pids = set(_pids_naming(f"nsb-{task_id}"))
+    for ns in namespaces:
+        pids |= _netns_pids(ns)
+    for pid in sorted(pids):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            removed.items.append(f"process {pid}")
+    _wait_gone(pids)
+    for ns in namespaces:
+        if subprocess.run(["ip", "netns", "delete", ns], capture_output=True).returncode == 0:
+            removed.items.append(f"namespace {ns}")
+    for link in _links(f"nsb{task_id[:8]}"):
+        if subprocess.run(["ip", "link", "delete", link], capture_output=True).returncode == 0:
+            removed.items.append(f"link {link}")
+    paths = [Path(f"/tmp/nsb-{task_id}"), *Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
+    for directory in HUGEPAGE_DIRS:
+        if directory.is_dir():
+            paths += directory.glob(f"nsb-{task_id}-*")
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if not path.exists():
+            removed.items.append(f"path {path}")
+    return removed
+
+
+def _mark_killed(results_dir: str | None, task_id: str) -> None:
+    if not results_dir:
+        return
+    path = Path(results_dir) / "results.json"
+    if not path.exists():
+        return
+    try:
+        doc = json.loads(path.read_text())
+        if doc.get("task", {}).get("status") != "running":
+            return
+        doc["task"].update(status="killed", error="nsb was killed during the run; a later run "
+                           "removed what it left")
+        temp = path.with_name(path.name + ".tmp")
+        temp.write_text(json.dumps(doc, indent=1))
+        os.replace(temp, path)
+    except (OSError, ValueError, AttributeError) as exc:
+        LOG.warning("task %s: cannot mark %s as killed: %s", task_id, path, exc)
+
+
+def _netns_names() -> list[str]:
+    try:
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    return [line.split()[0] for line in listed.splitlines() if line.strip()]
+
+
+def _netns_pids(ns: str) -> set[int]:
+    listed = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    return {int(pid) for pid in re.findall(r"\d+", listed)}
+
+
+def _pids_naming(marker: str) -> list[int]:
+    """Processes whose command line contains ``marker`` (never this one)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _links(prefix: str) -> list[str]:
+    listed = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    names = [line.split(":")[1].strip().split("@")[0] for line in listed.splitlines()
+             if ":" in line]
+    return [name for name in names if name.startswith(prefix)]
+
+
+def _wait_gone(pids: set[int], timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except (ProcessLookupError, PermissionError):
+                break
+            time.sleep(0.05)
