@@ -48,6 +48,9 @@ class TrialStarted(Event):
     lower_pct: float
     upper_pct: float
     trials_left: int
+    # traffic seconds the profile may still run, this trial included (None: unknown);
+    # the live line's time left comes from it when given
+    seconds_left: float | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ class Progress:
         self.trial_started = 0.0
         self.last: TrialDone | None = None
         self.trial_walls: list[float] = []
+        self.traffic_s = 0.0
         self.results: list[ResultReady] = []
         self.live = None
         if console.is_terminal:
@@ -48,6 +49,7 @@ class Progress:
         elif isinstance(event, TrialDone):
             self.last = event
             self.trial_walls.append(time.monotonic() - self.trial_started)
+            self.traffic_s += event.result.trial.duration_s
             if not self.live:
                 self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
         elif isinstance(event, ResultReady):
@@ -56,8 +58,12 @@ class Progress:
     def eta_s(self) -> float | None:
         if not self.current or not self.trial_walls:
             return None
-        per_trial = sum(self.trial_walls) / len(self.trial_walls)
         done_in_current = time.monotonic() - self.trial_started
+        if self.current.seconds_left is not None:
+            # the profile's traffic seconds left, stretched by the control time per trial
+            overhead = max(1.0, sum(self.trial_walls) / max(self.traffic_s, 1e-9))
+            return max(0.0, (self.current.seconds_left - done_in_current) * overhead)
+        per_trial = sum(self.trial_walls) / len(self.trial_walls)
         return max(0.0, self.current.trials_left * per_trial - done_in_current)
 
     def line(self) -> str:

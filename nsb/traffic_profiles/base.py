@@ -38,18 +38,24 @@ class Session:
     trial_count: int = field(default=0)
     # per frame size, the fastest loss-free trial the generator could not run at full rate
     _best_short: dict[int, TrialResult] = field(default_factory=dict)
+    # per frame size, every judged trial (result, verdict): the evidence of its answer
+    _judged: dict[int, list] = field(default_factory=dict)
     # what went wrong right after a trial (a VNF died): raised once the trial is recorded
     _after_trial_error: NsbError | None = None
 
     def run_trial(self, tg: TrafficGen, trial: Trial, rate_pct: float, lower_pct: float,
-                  upper_pct: float, trials_left: int) -> tuple[int, TrialResult]:
-        """Announce, run and post-process one trial; returns (trial index, result)."""
+                  upper_pct: float, trials_left: int,
+                  seconds_left: float | None = None) -> tuple[int, TrialResult]:
+        """Announce, run and post-process one trial; returns (trial index, result).
+
+        ``trials_left`` (or, for profiles whose trials differ in length,
+        ``seconds_left`` of traffic) gives the live line its time left."""
         index = self.trial_count
         self.trial_count += 1
         self.emit(TrialStarted(self.task_id, self.scenario, iteration=self.iteration,
                                trial_index=index, trial=trial, rate_pct=rate_pct,
                                lower_pct=lower_pct, upper_pct=upper_pct,
-                               trials_left=trials_left))
+                               trials_left=trials_left, seconds_left=seconds_left))
         if self._after_trial_error is not None:
             raise self._after_trial_error
         self.before_trial(index)
@@ -67,6 +73,7 @@ class Session:
 
     def trial_done(self, index: int, result: TrialResult, verdict: str, rate_pct: float,
                    lower_pct: float, upper_pct: float, reason: str) -> None:
+        self._judged.setdefault(result.trial.frame_size, []).append((result, verdict))
         if verdict == GENERATOR_LIMITED:
             frame = result.trial.frame_size
             known = self._best_short.get(frame)
@@ -83,6 +90,13 @@ class Session:
                      ports: int, limited_by: str, trials: int, profile: str,
                      extra: dict | None = None) -> None:
         best, reason = self._generator_limited_answer(frame_size, best, limited_by)
+        judged = self._judged.pop(frame_size, [])
+        extra = {**(extra or {}), "evidence": evidence(best, judged)}
+        if best is None and not reason:
+            rates = sorted({r.trial.rate_pps for r, _ in judged})
+            tried = f"; tried {len(rates)} rates, {rates[0]:,.0f}-{rates[-1]:,.0f} pps" \
+                if rates else ""
+            reason = f"no rate at or above the lower bound passed{tried}"
         pps = best.tx_rate_pps if best else 0.0
         self.emit(ResultReady(
             self.task_id, self.scenario, iteration=self.iteration, frame_size=frame_size,
@@ -91,7 +105,7 @@ class Session:
             loss_pct=best.loss_pct if best else 0.0, latency=best.latency if best else None,
             limited_by=limited_by, trials=trials, profile=profile,
             tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
-            extra={**(extra or {}), **self.result_kpis(frame_size, pps)},
+            extra={**extra, **self.result_kpis(frame_size, pps)},
             limited_reason=reason))
         self._best_short.pop(frame_size, None)
 
@@ -108,6 +122,31 @@ class Session:
         asked = short.trial.rate_pps
         return short, (f"the generator sent at most {short.tx_rate_pps:,.0f} pps without loss "
                        f"(asked {asked:,.0f} pps); the DUT's limit was not reached")
+
+def evidence(best: TrialResult | None, judged: list[tuple[TrialResult, str]]) -> dict:
+    """What backs an answer: the full-length trials that passed at its rate and the
+    seconds of loss-free traffic they sent, the trials at that rate that lost
+    frames, and the final search interval (the lowest failing rate above it)."""
+    def same_rate(result: TrialResult) -> bool:
+        return abs(result.trial.rate_pps - best.trial.rate_pps) <= \
+            1e-9 * max(1.0, best.trial.rate_pps)
+
+    failing = [r.trial.rate_pps for r, v in judged if v in (FAIL, GENERATOR_LIMITED)
+               and (best is None or r.trial.rate_pps > best.trial.rate_pps)]
+    found = {"lowest_failing_pps": min(failing, default=None)}
+    if best is None:
+        return {**found, "full_trials_passed": 0, "loss_free_s": 0.0, "failed_at_rate": 0}
+    full = best.trial.duration_s
+    at_rate = [(r, v) for r, v in judged if same_rate(r)]
+    return {
+        **found,
+        "full_trials_passed": sum(v == PASS and r.trial.duration_s >= full
+                                  for r, v in at_rate),
+        "loss_free_s": sum(r.trial.duration_s for r, v in at_rate
+                           if v == PASS and r.lost_packets <= 0),
+        "failed_at_rate": sum(v == FAIL for _, v in at_rate),
+    }
+
 
 def latency_sweep(tg: TrafficGen, session: Session, frame: int, ndr_pps: float,
                   percents: list[float], duration_s: float, flows: int | None,

@@ -25,7 +25,7 @@ class BinSearchProfile(TrafficProfile):
             "packet_sizes": common.PACKET_SIZES,
             "duration": common.DURATION,
             "tolerated_loss": common.TOLERATED_LOSS,
-            "test_precision": {"type": "number", "exclusiveMinimum": 0, "default": 1.0},
+            "test_precision": {"type": "number", "exclusiveMinimum": 0, "default": 0.1},
             "lower_bound": {"type": "number", "minimum": 0, "maximum": 100, "default": 0.0},
             "upper_bound": common.UPPER_BOUND,
             "interface_speed_gbps": common.INTERFACE_SPEED,

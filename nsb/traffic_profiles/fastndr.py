@@ -16,13 +16,21 @@
    whether the max-load pair shows a buffer or only noise, and whether a failed
    final trial is retried. If most repeats pass, the failure that bounded the
    search was a transient (a loss spike): the search goes on above it.
-4. The answer is proven by a full-length trial with no more than the tolerated
-   loss. If that trial loses frames, its own forwarding rate gives the next,
-   lower candidate (one more trial at the same rate first when the loss was tiny,
-   as a rare stall would cause, or when the DUT is noisy). The reported rate is
-   always one that passed a full-length trial; with ``prove: false`` (short
+4. The answer is proven by full-length trials with no more than the tolerated
+   loss: ``min_loss_free_s`` seconds of them in a row at the reported rate (one
+   trial of ``final_trial_duration`` by default, as RFC 2544 asks). A trial
+   that loses frames sends the proof lower: to what that trial forwarded, and
+   at least the width down, so a falling or drifting capacity is followed
+   and no rate is tried again after it lost frames (unless ``loss_retries``
+   allows it: then a pass after a loss counts, and the evidence says so). The
+   proof goes on while ``max_final_trials`` allows and the rate is above the
+   lower bound; if nothing passed, the result says so with the rates tried.
+   The reported rate is always one that passed; with ``prove: false`` (short
    trials only, as CSIT does for quick checks) the results say
    ``backed_by_full_trial: false``.
+
+A buffer is trusted only when a second max-load pair shows it too: one stall in
+a short trial looks like a buffer, and must not override the edge samples.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from nsb.trial import Trial, TrialResult
 
 EDGE_SAMPLES = 12  # short trials at the failing rate (one of them from the bisection)
 EDGE_ROUNDS = 3  # times the search may go on above a bound that was a transient
+TYPICAL_SHORT_TRIALS = 20  # what a search usually spends before the proof
 BUFFER_Z = 3.0  # a buffer counts only if it is this many times larger than the noise
 
 
@@ -63,7 +72,9 @@ class FastNdrProfile(TrafficProfile):
             "short_trial_duration": {"type": "number", "exclusiveMinimum": 0, "default": 1.0},
             "relative_width": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5,
                                "default": 0.005},
-            "max_final_trials": {"type": "integer", "minimum": 1, "default": 6},
+            "max_final_trials": {"type": "integer", "minimum": 1, "default": 30},
+            "min_loss_free_s": {"type": "number", "exclusiveMinimum": 0},
+            "loss_retries": {"type": "integer", "minimum": 0, "default": 0},
             "prove": {"type": "boolean", "default": True},
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
@@ -71,15 +82,34 @@ class FastNdrProfile(TrafficProfile):
     }
 
     def execute(self, tg, session: Session) -> None:
-        for frame in self.frame_sizes:
+        frames = self.frame_sizes
+        for index, frame in enumerate(frames):
             if session.should_stop():
                 return
-            _FrameSearch(self, tg, session, frame).run()
+            _FrameSearch(self, tg, session, frame, len(frames) - index - 1).run()
+
+    def typical_search_s(self) -> float:
+        """Traffic seconds a search usually takes: the live line's time left."""
+        o = self.options
+        return TYPICAL_SHORT_TRIALS * o["short_trial_duration"] + \
+            self.final_trials_needed() * o["final_trial_duration"]
+
+    def final_trials_needed(self) -> int:
+        o = self.options
+        if not o["prove"]:
+            return 1
+        wanted = o.get("min_loss_free_s") or o["final_trial_duration"]
+        return max(1, math.ceil(wanted / o["final_trial_duration"] - 1e-9))
 
 
 class _FrameSearch:
-    def __init__(self, profile: FastNdrProfile, tg, session: Session, frame: int):
+    def __init__(self, profile: FastNdrProfile, tg, session: Session, frame: int,
+                 frames_after: int):
         self.o = profile.options
+        self.frames_after = frames_after
+        self.short_trials = 0
+        self.final_passes_left = profile.final_trials_needed()
+        self.proving = False
         self.profile = profile
         self.tg = tg
         self.session = session
@@ -102,10 +132,23 @@ class _FrameSearch:
         pct = units.pps_to_pct(rate, self.frame, speed, ports)
         lo_pct = units.pps_to_pct(self.lo, self.frame, speed, ports)
         hi_pct = units.pps_to_pct(min(self.hi, self.max_pps), self.frame, speed, ports)
-        index, result = self.session.run_trial(self.tg, trial, pct, lo_pct, hi_pct, 0)
+        index, result = self.session.run_trial(self.tg, trial, pct, lo_pct, hi_pct, 0,
+                                               seconds_left=self.seconds_left(duration))
         verdict, reason = judge(result, self.o["tolerated_loss"])
         self.session.trial_done(index, result, verdict, pct, lo_pct, hi_pct, f"{why}: {reason}")
         return verdict, result
+
+    def seconds_left(self, duration: float) -> float:
+        """The usual traffic seconds still to come, this trial included (an estimate)."""
+        o = self.o
+        final = o["final_trial_duration"] if o["prove"] else o["short_trial_duration"]
+        if self.proving:
+            now = max(self.final_passes_left, 1) * final
+        else:
+            self.short_trials += 1
+            shorts = max(1, TYPICAL_SHORT_TRIALS - self.short_trials + 1)
+            now = shorts * o["short_trial_duration"] + self.final_passes_left * final
+        return max(now, duration) + self.frames_after * self.profile.typical_search_s()
 
     def short(self, rate: float, why: str) -> bool:
         verdict, result = self.trial(rate, self.o["short_trial_duration"], why)
@@ -155,12 +198,19 @@ class _FrameSearch:
             return None, self._limit(), {"estimate_pps": estimate}
         candidate = min(self.lo, edge)
         buffered = False
-        if second is not None:
+        # a max-load pair measures a buffer only if it forwarded what the edge did (a
+        # livelocked DUT forwards far less under overload, and its noise is amplified)
+        reference = edge if edge < math.inf else self.lo
+        if second is not None and first.rx_rate_pps >= reference * (
+                1 - self.width - BUFFER_Z * noise):
             buffered, estimate = self.buffer(first, second, noise)
         if buffered:  # short trials see the buffer as capacity: trust the estimate
             candidate = min(candidate, estimate * (1 - self.width / 2))
-        best = self.prove(candidate, noise > 0)
+        best = self.prove(candidate)
         extra = {"estimate_pps": estimate, "buffer_detected": buffered,
+                 "min_loss_free_s": self.profile.final_trials_needed() * (
+                     self.o["final_trial_duration"] if self.o["prove"]
+                     else self.o["short_trial_duration"]),
                  "edge_pps": edge if edge < math.inf else None, "noise": noise,
                  "final_trial_duration_s": self.o["final_trial_duration"],
                  "backed_by_full_trial": best is not None and self.o["prove"]}
@@ -168,15 +218,25 @@ class _FrameSearch:
 
     def buffer(self, first: TrialResult, second: TrialResult, noise: float):
         """Is there a buffer, and the capacity without it. The two max-load trials
-        differ by noise too: a buffer counts only if it shows above it, and a long
-        trial that lost more (a stall or a spike looks like a buffer) is run again."""
-        def signature(long):
-            return first.rx_rate_pps / long.rx_rate_pps - 1 > self.width / 4 + BUFFER_Z * noise
-        if signature(second):
-            _, again = self.trial(self.max_pps, 2 * first.trial.duration_s,
-                                  "max load, double length, again")
-            second = max(second, again, key=lambda r: r.rx_rate_pps)
-        return signature(second), 2 * second.rx_rate_pps - first.rx_rate_pps
+        differ by noise too: a buffer counts only if it shows above it, and only if
+        a second pair shows it as well (a stall in one short trial looks like a
+        buffer). The capacity is the higher of the pairs' estimates: a stall can
+        only lower one."""
+        def signature(short, long):
+            return short.rx_rate_pps / long.rx_rate_pps - 1 > \
+                self.width / 4 + BUFFER_Z * noise
+
+        def capacity(short, long):
+            return 2 * long.rx_rate_pps - short.rx_rate_pps
+
+        if not signature(first, second):
+            return False, capacity(first, second)
+        d = first.trial.duration_s
+        _, first_again = self.trial(self.max_pps, d, "max load, again")
+        _, second_again = self.trial(self.max_pps, 2 * d, "max load, double length, again")
+        if not signature(first_again, second_again):
+            return False, capacity(first, second)
+        return True, max(capacity(first, second), capacity(first_again, second_again))
 
     def bracket(self, start: float) -> None:
         """Find a passing and a failing short trial around ``start``."""
@@ -228,32 +288,41 @@ class _FrameSearch:
             self.bisect()
         return math.inf, 0.0
 
-    def prove(self, candidate: float, noisy: bool) -> TrialResult | None:
-        """Full-length trials from ``candidate`` down (short ones if ``prove: false``).
-        A failed rate is tried once more when the DUT is noisy or the loss was tiny: a
-        stall or a spike, not the rate."""
-        duration, why = self.o["final_trial_duration"], "final"
-        if not self.o["prove"]:  # CSIT-style short-trial answer: said plainly in the results
-            duration, why = self.o["short_trial_duration"], "answer (short trial only, not proven)"
-        retried = False
-        for _ in range(self.o["max_final_trials"]):
-            verdict, result = self.trial(candidate, duration, why)
+    def prove(self, candidate: float) -> TrialResult | None:
+        """Full-length trials from ``candidate`` down (short ones if ``prove: false``)
+        until one rate has passed ``final_trials_needed`` in a row. A rate that lost
+        frames is left for a lower one (``loss_retries`` allows that many reruns)."""
+        o = self.o
+        duration, why = o["final_trial_duration"], "final"
+        if not o["prove"]:  # CSIT-style short-trial answer: said plainly in the results
+            duration, why = o["short_trial_duration"], "answer (short trial only, not proven)"
+        self.proving = True
+        needed = self.profile.final_trials_needed()
+        retries, passes, best, floor_tried = o["loss_retries"], 0, None, False
+        for _ in range(o["max_final_trials"]):
+            self.final_passes_left = needed - passes
+            verdict, result = self.trial(candidate, duration,
+                                         why if needed == 1 else f"{why} {passes + 1}/{needed}")
             if verdict == PASS:
-                return result
+                passes, best = passes + 1, result
+                if passes >= needed:
+                    return best
+                continue
+            passes, best = 0, None
             if verdict == GENERATOR_LIMITED:  # it cannot keep this rate up: go to what it sent
                 self.hi_verdict = verdict
                 candidate = min(candidate * (1 - self.width),
                                 result.tx_rate_pps * (1 - self.width / 2))
+            elif retries > 0:
+                retries -= 1  # the user tolerates a rerun after a loss at the same rate
                 continue
-            tiny = result.lost_packets <= max(1, 1e-4 * result.tx_packets)
-            if (tiny or noisy) and not retried:
-                retried = True
-                continue
-            retried = False
-            candidate = min(candidate * (1 - self.width), result.rx_rate_pps
-                            * (1 - self.width / 2))
+            else:  # at least the width down: a rare loss near capacity is left behind
+                candidate = min(candidate * (1 - self.width),
+                                result.rx_rate_pps * (1 - self.width / 2))
             if candidate < self.min_pps:
-                return None
+                if floor_tried:
+                    return None
+                candidate, floor_tried = self.min_pps, True  # the lower bound gets its chance
         return None
 
     def _limit(self) -> str:

@@ -98,15 +98,24 @@ class MlrSearchProfile(TrafficProfile):
         return filled
 
     def execute(self, tg, session: Session) -> None:
-        for frame in self.frame_sizes:
+        frames = self.frame_sizes
+        for index, frame in enumerate(frames):
             if session.should_stop():
                 return
             try:
-                self._search(tg, session, frame)
+                self._search(tg, session, frame, len(frames) - index - 1)
             except SearchStopped:
                 return
 
-    def _search(self, tg, session: Session, frame: int) -> None:
+    def typical_search_s(self) -> float:
+        """Traffic seconds one search usually takes (about 2.3 times the longer of
+        each goal's final trial and duration sum, measured on simulated DUTs), capped
+        by search_duration_max: the live line's time left."""
+        typical = sum(2.3 * max(g["final_trial_duration"], g["duration_sum"])
+                      for g in self.goals())
+        return min(typical, self.options["search_duration_max"])
+
+    def _search(self, tg, session: Session, frame: int, frames_after: int = 0) -> None:
         from MLRsearch import Config, MultipleLossRatioSearch
 
         ports = tg.tx_port_count
@@ -119,7 +128,8 @@ class MlrSearchProfile(TrafficProfile):
         config.max_load = units.pct_to_pps(self.options["upper_bound"], frame, speed, ports)
         config.warmup_duration = self.options["warmup_duration"] or None
         config.search_duration_max = self.options["search_duration_max"]
-        measurer = _Measurer(self, tg, session, frame, goals[0]["loss_ratio"] * 100.0)
+        measurer = _Measurer(self, tg, session, frame, goals[0]["loss_ratio"] * 100.0,
+                             frames_after)
         found = MultipleLossRatioSearch(config=config).search(measurer=measurer,
                                                               debug=lambda _msg: None)
         for goal, search_goal in zip(goals, search_goals, strict=True):
@@ -153,8 +163,9 @@ class _Measurer:
     """MLRsearch's measurer interface over a generator's run_trial."""
 
     def __init__(self, profile: MlrSearchProfile, tg, session: Session, frame: int,
-                 tolerated_loss_pct: float):
+                 tolerated_loss_pct: float, frames_after: int = 0):
         self.profile = profile
+        self.frames_after = frames_after
         self.tg = tg
         self.session = session
         self.frame = frame
@@ -172,7 +183,11 @@ class _Measurer:
                       duration_s=float(intended_duration),
                       flows=self.profile.options.get("flows"))
         pct = units.pps_to_pct(trial.rate_pps, self.frame, speed, ports)
-        index, result = self.session.run_trial(self.tg, trial, pct, 0.0, 100.0, 0)
+        typical = self.profile.typical_search_s()
+        spent = sum(r.trial.duration_s for r in self.results)
+        left = max(typical - spent, trial.duration_s) + self.frames_after * typical
+        index, result = self.session.run_trial(self.tg, trial, pct, 0.0, 100.0, 0,
+                                               seconds_left=left)
         verdict, reason = judge(result, self.tolerated_loss_pct)
         self.session.trial_done(index, result, verdict, pct, 0.0, 100.0, reason)
         self.results.append(result)

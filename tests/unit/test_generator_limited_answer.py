@@ -52,7 +52,10 @@ def test_a_dut_limited_search_with_no_passing_trial_still_reports_zero():
     tg = SimulatedDutGenerator(capacity_pps=0.0001 * LINE_64)
     trials, (result,) = run(tg, "binsearch")
     assert result.limited_by == "dut" and result.throughput_pps == 0.0
-    assert result.limited_reason == ""
+    # no answer is said in words, with what was tried
+    assert result.limited_reason.startswith("no rate at or above the lower bound passed; "
+                                            "tried 8 rates, ")
+    assert result.extra["evidence"]["full_trials_passed"] == 0
 
 
 def test_trafgen_report_gives_frames_and_its_own_send_time():
