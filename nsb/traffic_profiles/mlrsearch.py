@@ -4,6 +4,13 @@ Short trials find the region, full-length trials decide at the final bounds,
 and an exceed ratio tolerates rare noisy trials. The search itself is the
 MLRsearch library; this profile feeds it trials through any generator's
 run_trial and turns its bounds into results.
+
+When MLRsearch ends without a lower bound for a goal (every full-length trial
+it ran lost frames, as on a DUT that stalls now and then at any rate), the
+profile still answers: full-length trials from the highest rate any trial
+passed, each failure a width lower (or lower still, to what it forwarded),
+for at most ``fallback_final_trials``. Such a result says ``answered_by:
+nsb fallback proof``.
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ class MlrSearchProfile(TrafficProfile):
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
             "latency_duration": {"type": "number", "exclusiveMinimum": 0},
+            "fallback_final_trials": {"type": "integer", "minimum": 0, "default": 30},
         },
     }
 
@@ -138,11 +146,18 @@ class MlrSearchProfile(TrafficProfile):
             upper = result.relevant_upper_bound
             lower_pps = float(lower) if lower is not None else 0.0
             best = measurer.longest_at(lower_pps, goal["loss_ratio"]) if lower else None
+            answered_by = "MLRsearch"
+            if best is None:
+                best = measurer.fallback_proof(goal, config.min_load, config.max_load,
+                                               self.options["fallback_final_trials"])
+                if best is not None:
+                    lower_pps, answered_by = best.trial.rate_pps, "nsb fallback proof"
             conditional = result.conditional_throughput
             limited_by = "upper_bound" if upper is None else (
                 "generator" if measurer.generator_limited_above(lower_pps) else "dut")
             extra = {
                 "goal": goal["name"], "goal_loss_ratio": goal["loss_ratio"],
+                "answered_by": answered_by,
                 "lower_bound_pps": lower_pps,
                 "upper_bound_pps": float(upper) if upper is not None else None,
                 "conditional_throughput_pps": float(conditional) if conditional else None,
@@ -200,6 +215,26 @@ class _Measurer:
                                  loss_count=max(0, result.lost_packets),
                                  intended_count=max(asked, 1),
                                  duration_with_overheads=result.elapsed_s)
+
+    def fallback_proof(self, goal: dict, min_load: float, max_load: float,
+                       budget: int) -> TrialResult | None:
+        """Full-length trials from the highest rate that passed any trial down, a
+        width (or to what a failed trial forwarded) per failure."""
+        width, duration = goal["relative_width"], goal["final_trial_duration"]
+        passed = [r.trial.rate_pps for r in self.results
+                  if r.loss_pct <= goal["loss_ratio"] * 100.0]
+        candidate = max(passed, default=max_load * (1 - width))
+        for _ in range(budget):
+            if candidate < min_load:
+                return None
+            self.measure(duration, candidate)
+            result = self.results[-1]
+            if result.loss_pct <= goal["loss_ratio"] * 100.0 and \
+                    not result.generator_limited:
+                return result
+            candidate = min(candidate * (1 - width),
+                            result.rx_rate_pps * (1 - width / 2))
+        return None
 
     def longest_at(self, load_pps: float, loss_ratio: float) -> TrialResult | None:
         """The longest trial at ``load_pps`` that met the loss ratio (backs the answer)."""

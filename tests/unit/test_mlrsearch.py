@@ -75,3 +75,40 @@ def test_latency_at_fractions_of_the_ndr():
     assert sweep["50"]["rate_pps"] == pytest.approx(ndr.throughput_pps / 2)
     assert "latency_at_ndr_pct" not in pdr.extra
     assert [t.result.trial.duration_s for t in trials if t.verdict == "latency"] == [5.0] * 3
+
+
+class StallsInLongTrials(SimulatedDutGenerator):
+    """Capacity C, but the first ``stalls`` trials of 60 s each lose one frame, at any
+    rate (a DUT that stalls now and then): MLRsearch sees every full-length trial
+    it runs fail and ends without a lower bound."""
+
+    def __init__(self, capacity_pps, stalls):
+        super().__init__(capacity_pps)
+        self.stalls = stalls
+
+    def run_trial(self, trial):
+        from dataclasses import replace
+
+        result = super().run_trial(trial)
+        if trial.duration_s >= 60 and self.stalls > 0:
+            self.stalls -= 1
+            return replace(result, rx_packets=min(result.rx_packets, result.tx_packets - 1))
+        return result
+
+
+def test_when_mlrsearch_finds_no_lower_bound_the_profile_still_answers():
+    line = units.line_rate_pps(64, 1, ports=2)
+    capacity = 0.4 * line
+    trials, (ndr,) = run(StallsInLongTrials(capacity, stalls=12),
+                         profile(goals=[{"name": "NDR"}]))
+    assert ndr.extra["answered_by"] == "nsb fallback proof"
+    assert 0 < ndr.throughput_pps <= capacity
+    assert ndr.extra["backed_by_full_trial"] and ndr.loss_pct == 0
+    assert ndr.extra["evidence"]["full_trials_passed"] == 1
+    full = [t for t in trials if t.result.trial.duration_s >= 60]
+    assert [t.verdict for t in full][-1] == "pass" and len(full) == 13
+    # without the fallback the same search says so, with the rates it tried
+    _, (none,) = run(StallsInLongTrials(capacity, stalls=12),
+                     profile(goals=[{"name": "NDR"}], fallback_final_trials=0))
+    assert none.throughput_pps == 0
+    assert none.limited_reason.startswith("no rate at or above the lower bound passed")
