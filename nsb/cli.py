@@ -12,7 +12,6 @@ import logging
 import os
 import signal
 import sys
-import uuid
 from pathlib import Path
 
 from nsb import __version__, redact
@@ -52,6 +51,23 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--results-dir", metavar="DIR",
                        help="override results_dir from the configuration")
     start.set_defaults(handler=cmd_task_start)
+    start.add_argument("--label", metavar="NAME",
+                       help="a name for this run in the history (nsb task list)")
+    listing = task_sub.add_parser("list", help="the run history, newest first: start time, "
+                                  "task id, test case, label, status, NDR per frame size")
+    listing.add_argument("--results-dir", metavar="DIR",
+                         help="override results_dir from the configuration")
+    listing.add_argument("-n", "--limit", type=int, default=20, metavar="N",
+                         help="show the N newest runs (default 20; 0 for all)")
+    listing.set_defaults(handler=cmd_task_list)
+    show = task_sub.add_parser("show", help="one run: file, label, status, error, task args "
+                               "and its summary table")
+    show.add_argument("task_id", metavar="TASK_ID",
+                      help="a task id or a unique prefix of one (ids start with the UTC "
+                           "start time, YYMMDD-HHMMSS), or a results directory")
+    show.add_argument("--results-dir", metavar="DIR",
+                      help="override results_dir from the configuration")
+    show.set_defaults(handler=cmd_task_show)
     validate = task_sub.add_parser("validate", help="check a task file without running it")
     _task_args(validate)
     validate.set_defaults(handler=cmd_task_validate)
@@ -159,18 +175,18 @@ def _load_task(args):
 
 def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):
     from nsb import engine, leftovers
-    from nsb.runinfo import RunInfo
+    from nsb.runinfo import RunInfo, new_task_id
 
     base = Path(results_dir or conf.results_dir)
-    task_id = uuid.uuid4().hex[:8]
-    while (base / task_id).exists() or (leftovers.STATE_DIR / f"{task_id}.json").exists():
-        task_id = uuid.uuid4().hex[:8]  # two runs never share a name
+    task_id = new_task_id(lambda candidate: (base / candidate).exists() or (
+        leftovers.STATE_DIR / f"{candidate}.json").exists())  # two runs never share a name
     from nsb.outputs import influx_settings
 
     run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run,
                   vnf_start_timeout_s=conf.vnf_start_timeout,
                   nfvi_interval_s=conf.nfvi_interval,
-                  output_defaults={"influxdb": influx_settings.conf_options(conf)})
+                  output_defaults={"influxdb": influx_settings.conf_options(conf)},
+                  label=getattr(args, "label", None) or "")
     return engine.plan(task, run)
 
 
@@ -250,6 +266,37 @@ def _run(plan, conf) -> int:
         for scenario, results in by_scenario.items():
             out.print(table.render(results, title=f"{scenario} (task {run.task_id})"))
         out.print(f"Results: {run.results_dir / 'results.json'}", highlight=False)
+    return 0
+
+
+def cmd_task_list(args) -> int:
+    from nsb import config
+    from nsb.report import history
+
+    results_dir = Path(args.results_dir or config.load(args.config_file).results_dir)
+    lines = history.runs(results_dir)
+    print(history.render_list(lines[:args.limit] if args.limit > 0 else lines), end="")
+    return 0
+
+
+def cmd_task_show(args) -> int:
+    from nsb import config
+    from nsb.report import history, loading
+
+    results_dir = args.results_dir or config.load(args.config_file).results_dir
+    task = loading.load(args.task_id, results_dir, "--results-dir" if args.results_dir
+                        else "results_dir of the configuration")
+    from rich.console import Console
+
+    from nsb.report import formats
+
+    print(history.render_show(task), end="")
+    sys.stdout.flush()
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=170)
+    for rendered in formats.text_tables([task], [task.id]):
+        console.print(rendered)
     return 0
 
 

@@ -30,11 +30,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nsb.runinfo import short_tag
+
 LOG = logging.getLogger(__name__)
 
 STATE_DIR = Path(os.environ.get("NSB_STATE_DIR", "/run/nsb/runs"))
 HUGEPAGE_DIRS = (Path("/dev/hugepages"), Path("/mnt/huge"))
-_TASK_ID = re.compile(r"^[0-9a-f]{8,32}$")
+_TASK_ID = re.compile(r"^[0-9a-z][0-9a-z-]{6,38}[0-9a-z]$")
 _PLURAL = {"process": "processes"}
 
 
@@ -132,7 +134,7 @@ def remove_traces(task_id: str) -> Removed:
     for ns in namespaces:
         if subprocess.run(["ip", "netns", "delete", ns], capture_output=True).returncode == 0:
             removed.items.append(f"namespace {ns}")
-    for link in _links(f"nsb{task_id[:8]}"):
+    for link in _links(f"nsb{short_tag(task_id)}"):
         if subprocess.run(["ip", "link", "delete", link], capture_output=True).returncode == 0:
             removed.items.append(f"link {link}")
     paths = [Path(f"/tmp/nsb-{task_id}"), *Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import secrets
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +21,24 @@ class RunInfo:
     nfvi_interval_s: float = 1.0
     # per output type, its defaults from nsb.conf (task options override them)
     output_defaults: Mapping[str, Mapping] = field(default_factory=dict)
+    label: str = ""  # the user's name for this run (--label), shown in the run history
 
     @property
     def log_dir(self) -> Path:
         return self.results_dir / "logs"
+
+
+def new_task_id(taken: Callable[[str], bool], now: float | None = None) -> str:
+    """``YYMMDD-HHMMSS-xxxxxx`` (UTC, then 6 random hex digits): ids sort by start time
+    and name the run's namespaces, DPDK prefixes and results; never one ``taken``."""
+    stamp = time.strftime("%y%m%d-%H%M%S", time.gmtime(now))
+    while True:
+        task_id = f"{stamp}-{secrets.token_hex(3)}"
+        if not taken(task_id):
+            return task_id
+
+
+def short_tag(task_id: str) -> str:
+    """The random part of a task id (at most 8 characters), for names the kernel keeps
+    short: veth names have 15 characters."""
+    return task_id.rsplit("-", 1)[-1][:8]

@@ -23,3 +23,13 @@ def pct_to_pps(pct: float, frame_size: int, speed_gbps: float, ports: int = 1) -
 
 def pps_to_pct(rate_pps: float, frame_size: int, speed_gbps: float, ports: int = 1) -> float:
     return 100.0 * rate_pps / line_rate_pps(frame_size, speed_gbps, ports)
+
+
+def pps_text(rate_pps: float) -> str:
+    """``1.23 Mpps``, ``812 kpps``, ``950 pps``: a rate short enough for one column."""
+    rate = float(rate_pps)
+    if rate >= 1e6:
+        return f"{rate / 1e6:.2f} Mpps"
+    if rate >= 1e3:
+        return f"{rate / 1e3:.0f} kpps"
+    return f"{rate:.0f} pps"

@@ -12,6 +12,7 @@ from nsb.contexts import pod, topology
 from nsb.contexts.base import Context
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.local import NetnsExecutor
+from nsb.runinfo import short_tag
 
 LOG = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class NetnsContext(Context):
         return f"{PREFIX}{self.run.task_id}-{node}"
 
     def _veth_name(self, index: int, side: str) -> str:
-        return f"nsb{self.run.task_id[:8]}{side}{index}"  # <= 15 characters
+        return f"nsb{short_tag(self.run.task_id)}{side}{index}"  # <= 15 characters
 
     def deploy(self) -> None:
         if os.geteuid() != 0:

@@ -55,10 +55,11 @@ class Measures:
 
 def _variables(ds: dm.DataSourceRef) -> list[db.QueryVariable]:
     task = (db.QueryVariable(panels.TASK_VAR).label("Task")
-            .description("nsb task ids; pick several to compare them")
+            .description("nsb task ids (they start with the UTC start time: newest "
+                         "first); pick several to compare them")
             .query(tag_values(m.TASK, m.TASK_ID)).datasource(ds).multi(True)
             .include_all(False).refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
-            .sort(dm.VariableSort.ALPHABETICAL_ASC))
+            .sort(dm.VariableSort.ALPHABETICAL_DESC))
     scenario = (db.QueryVariable(panels.SCENARIO_VAR).label("Scenario")
                 .description("scenario of the task file")
                 .query(tag_values(m.TRIAL, m.SCENARIO, [matches(m.TASK_ID, panels.TASK_VAR)]))

@@ -46,7 +46,7 @@ class FileOutput(Output):
         self.events = open(self.path.parent / EVENTS_FILE, "a")  # noqa: SIM115
         self.document = {
             "task": {"id": self.run.task_id, "file": str(self.run.task.file),
-                     "description": self.run.task.description,
+                     "description": self.run.task.description, "label": self.run.label,
                      "args": redact.values(dict(self.run.task.args)),
                      "started": time.time(), "finished": None, "status": "running",
                      "error": ""},

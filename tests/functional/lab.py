@@ -4,6 +4,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from nsb.runinfo import short_tag
 from tests.conftest import NSB, ROOT, SAMPLE
 
 
@@ -27,7 +28,8 @@ def leftovers(task_id: str) -> list[str]:
     procs = subprocess.run(["pgrep", "-af", task_id], capture_output=True, text=True).stdout
     found += [f"process {line}" for line in procs.splitlines() if "pgrep" not in line]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [f"link {line}" for line in links.splitlines() if task_id[:8] in line]
+    found += [f"link {line}" for line in links.splitlines()
+              if f"nsb{short_tag(task_id)}" in line]
     found += [f"path {p}" for p in Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
     found += [f"path {p}" for p in Path("/tmp").glob(f"nsb-{task_id}*")]
     return found
