@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     start.set_defaults(handler=cmd_task_start)
     start.add_argument("--label", metavar="NAME",
                        help="a name for this run in the history (nsb task list)")
+    _gate_options(start)
+    gate = task_sub.add_parser("gate", help="SLA checks on a finished run (exit 4 when one "
+                               "is missed), optionally as JUnit XML")
+    gate.add_argument("task_id", metavar="TASK_ID", help="a task id or a unique prefix")
+    gate.add_argument("--results-dir", metavar="DIR",
+                      help="override results_dir from the configuration")
+    _gate_options(gate)
+    gate.set_defaults(handler=cmd_task_gate)
     listing = task_sub.add_parser("list", help="the run history, newest first: start time, "
                                   "task id, test case, label, status, NDR per frame size")
     listing.add_argument("--results-dir", metavar="DIR",
@@ -205,11 +213,107 @@ def cmd_task_start(args) -> int:
 
     conf = config.load(args.config_file)
     task = _load_task(args)
+    gate = _gate(args, args.results_dir or conf.results_dir)  # bad SLAs: before anything runs
     plan = _plan(args, conf, task, args.results_dir, dry_run=args.dry_run)
     if args.dry_run:
         print(_plan_yaml(plan.describe()), end="")
         return 0
-    return _run(plan, conf)
+    results: list[dict] = []
+    status, error = "error", ""
+    try:
+        _run(plan, conf, results)
+        status = "ok"
+    except NsbError as exc:
+        status = "interrupted" if isinstance(exc, Interrupted) else "error"
+        error = str(exc)
+        raise
+    finally:
+        if gate is not None:
+            outcomes = gate.check(results)
+            gate.report(outcomes, plan.run.task_id, plan.task.file.stem, status, error)
+    if gate is not None:
+        gate.verdict(outcomes)
+    return 0
+
+
+class _Gate:
+    """The --sla / --baseline / --junit options of one command."""
+
+    def __init__(self, slas, baseline, junit_path):
+        self.slas, self.baseline, self.junit_path = slas, baseline, junit_path
+
+    def check(self, results: list[dict]):
+        from nsb import sla
+
+        return sla.check(self.slas, results, self.baseline)
+
+    def report(self, outcomes, task_id: str, test_case: str, status: str, error: str = ""):
+        from nsb import sla
+
+        for outcome in outcomes:
+            print(f"SLA {outcome.message}")
+        if self.junit_path:
+            sla.write_junit(self.junit_path, sla.junit(outcomes, task_id, test_case, status,
+                                                       error))
+
+    @staticmethod
+    def verdict(outcomes) -> None:
+        from nsb.errors import SlaMissed
+
+        missed = [o for o in outcomes if not o.passed]
+        if missed:
+            raise SlaMissed(f"SLA missed ({len(missed)} of {len(outcomes)} checks): "
+                            + "; ".join(o.message for o in missed[:3])
+                            + (" ..." if len(missed) > 3 else ""))
+
+
+def _gate(args, results_dir) -> _Gate | None:
+    from nsb import sla
+    from nsb.report import loading
+
+    if not (args.sla or args.junit):
+        if args.baseline:
+            raise NsbError("--baseline is for SLAs: add e.g. --sla 'regression_pct<=5'")
+        return None
+    slas = [sla.parse(text) for text in args.sla or []]
+    baseline = None
+    if args.baseline:
+        baseline = loading.load(args.baseline, results_dir, "--baseline").results
+    if any(s.metric == sla.REGRESSION for s in slas) and baseline is None:
+        raise NsbError("regression_pct compares with a baseline: give --baseline TASK_ID")
+    return _Gate(slas, baseline, args.junit)
+
+
+def _gate_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sla", action="append", metavar="CHECK",
+                        help="a threshold on the results, METRIC OP VALUE[@FRAME], e.g. "
+                             "'ndr_pps>=1.2M@64', 'latency_p99_us<=50', 'regression_pct<=5' "
+                             "(with --baseline); repeatable; a miss exits 4")
+    parser.add_argument("--baseline", metavar="TASK_ID",
+                        help="the task regression_pct compares with (NDR per frame size)")
+    parser.add_argument("--junit", metavar="FILE",
+                        help="write the SLA checks (and the run's status) as JUnit XML")
+
+
+def cmd_task_gate(args) -> int:
+    """SLA checks on a finished run, e.g. in CI after `nsb task start`."""
+    from nsb import config
+    from nsb.report import loading
+
+    results_dir = args.results_dir or config.load(args.config_file).results_dir
+    if not args.sla:
+        raise NsbError("give at least one --sla, e.g. --sla 'ndr_pps>=1M@64'")
+    gate = _gate(args, results_dir)
+    task = loading.load(args.task_id, results_dir, "--results-dir" if args.results_dir
+                        else "results_dir of the configuration")
+    outcomes = gate.check(task.results)
+    gate.report(outcomes, task.id, Path(str(task.task.get("file") or "task")).stem,
+                task.status, str(task.task.get("error") or ""))
+    if task.status != "ok":
+        raise NsbError(f"task {task.id} did not finish cleanly (status {task.status}); its "
+                       "results are what was measured before")
+    gate.verdict(outcomes)
+    return 0
 
 
 def _plan_yaml(described: dict) -> str:
@@ -228,7 +332,9 @@ def _plan_yaml(described: dict) -> str:
                      width=100)
 
 
-def _run(plan, conf) -> int:
+def _run(plan, conf, results: list[dict]) -> None:
+    """Run the plan with the live line; ``results`` gets every result record, also
+    those of a run that stopped early."""
     from rich.console import Console
 
     from nsb import engine, leftovers
@@ -262,11 +368,12 @@ def _run(plan, conf) -> int:
         log_file.close()
         by_scenario: dict[str, list] = {}
         for event in progress.results:
-            by_scenario.setdefault(event.scenario, []).append(records.result_record(event))
-        for scenario, results in by_scenario.items():
-            out.print(table.render(results, title=f"{scenario} (task {run.task_id})"))
+            record = records.result_record(event)
+            results.append(record)
+            by_scenario.setdefault(event.scenario, []).append(record)
+        for scenario, records_of in by_scenario.items():
+            out.print(table.render(records_of, title=f"{scenario} (task {run.task_id})"))
         out.print(f"Results: {run.results_dir / 'results.json'}", highlight=False)
-    return 0
 
 
 def cmd_task_list(args) -> int:

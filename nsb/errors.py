@@ -1,7 +1,9 @@
 """Errors a user can act on.
 
-The CLI prints ``str(error)`` as one line and exits 2; anything else is a bug
-and keeps its traceback.
+The CLI prints ``str(error)`` as one line and exits with the error's code: 2 for
+bad input, 3 when the machine or a component failed (a missing binary, a node
+that cannot be reached, a VNF that died), 4 when a run met its end but missed an
+SLA; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -35,9 +37,19 @@ class TaskError(NsbError):
 class PrerequisiteError(NsbError):
     """Something the run needs is missing on the machine (binary, root, module)."""
 
+    exit_code = 3
+
 
 class RunError(NsbError):
     """A component failed while the task ran (process died, timeout)."""
+
+    exit_code = 3
+
+
+class SlaMissed(NsbError):
+    """The run finished but its results missed an SLA given with --sla."""
+
+    exit_code = 4
 
 
 class Interrupted(NsbError):

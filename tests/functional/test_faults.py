@@ -86,7 +86,7 @@ def test_a_dut_that_dies_ends_the_run_with_one_line_naming_it(results_conf, tmp_
     for pid in pids:
         os.kill(int(pid), signal.SIGKILL)
     _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 2, err
+    assert proc.returncode == 3, err  # a run-time failure
     assert "Traceback" not in err
     assert _error_lines(err) == [
         "nsb: error: testpmd0 (testpmd) on node sut was killed by SIGKILL during the run; "
@@ -124,7 +124,7 @@ def test_a_full_results_disk_stops_the_run_with_one_line(small_results_disk, tmp
                 filler.flush()
     _, err = proc.communicate(timeout=300)
     (small_results_disk / "filler").unlink()
-    assert proc.returncode == 2, err
+    assert proc.returncode == 3, err  # a run-time failure
     assert "Traceback" not in err and "Logging error" not in err
     lines = _error_lines(err)
     assert len(lines) == 1 and "No space left on device; the run stopped" in lines[0], err

@@ -37,7 +37,7 @@ def start(results_conf, task: str, args: dict, timeout: float = 900):
 
 
 def one_error_line(done) -> str:
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 3, done.stderr  # a run-time failure, not bad input
     lines = [line for line in done.stderr.splitlines() if line.startswith("nsb: error")]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     return lines[0]

@@ -91,7 +91,7 @@ def bad_prox(tmp_path: Path, body: str) -> Path:
 
 
 def one_line_error(done) -> str:
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 3, done.stderr  # a run-time failure, not bad input
     lines = [line for line in done.stderr.splitlines() if line.startswith("nsb: error")]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     return done.stderr

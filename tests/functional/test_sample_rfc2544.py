@@ -132,3 +132,28 @@ def test_killed_mid_trial_leaves_nothing_behind(results_conf, tmp_path, signum, 
     _, doc = results_of(tmp_path / "results")
     assert doc["task"]["status"] == "interrupted"
     assert leftovers(task_id) == []
+
+
+def test_a_missed_sla_exits_4_with_junit_after_a_real_run(results_conf, tmp_path):
+    """The run itself succeeds; the SLA (a rate no veth lab reaches) is missed: exit 4,
+    not the 2 of bad input or the 3 of a broken lab, and JUnit a parser reads."""
+    from junitparser import Failure, JUnitXml
+
+    junit = tmp_path / "sla.xml"
+    proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64]},
+                 "--sla", "ndr_pps>=100M@64", "--sla", "loss_pct<=0.01", "--junit", str(junit),
+                 "--label", "ci")
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 4, err
+    errors = [line for line in err.splitlines() if line.startswith("nsb: error")]
+    assert len(errors) == 1 and errors[0].startswith(
+        "nsb: error: SLA missed (1 of 2 checks): ndr_pps>=100M@64: testpmd_rfc2544 64 B: "
+        "ndr_pps = "), err
+    assert "SLA loss_pct<=0.01: testpmd_rfc2544 64 B: loss_pct = " in out and ", met" in out
+    (suite,) = list(JUnitXml.fromfile(str(junit)))
+    assert suite.tests == 2 and suite.failures == 1 and suite.errors == 0
+    failed = [case for case in suite if case.result]
+    assert isinstance(failed[0].result[0], Failure)
+    task_id, doc = results_of(tmp_path / "results")
+    assert doc["task"]["status"] == "ok" and doc["task"]["label"] == "ci"
+    assert leftovers(task_id) == []

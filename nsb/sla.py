@@ -1,0 +1,158 @@
+"""SLA gates for CI: thresholds on a run's results, checked after it, as JUnit.
+
+An SLA is ``METRIC OP VALUE[@FRAME]``: ``ndr_pps>=1.2M@64`` (NDR at 64 B of at
+least 1.2 Mpps), ``latency_p99_us<=50``, ``regression_pct<=5`` (NDR at most 5 %
+below a baseline task's at each frame size). Without ``@FRAME`` it holds for
+every frame size. A missed SLA makes ``nsb`` exit 4 (bad input is 2, a failed
+run 3), so CI can tell a slower DUT from a broken lab.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from nsb.errors import TaskError
+
+
+def _latency(key: str) -> Callable[[dict], float | None]:
+    return lambda result: (result.get("latency") or {}).get(key)
+
+
+METRICS: dict[str, Callable[[dict], float | None]] = {
+    "ndr_pps": lambda r: r.get("throughput_pps"),
+    "ndr_mbps": lambda r: r.get("throughput_mbps"),
+    "line_rate_pct": lambda r: r.get("line_rate_pct"),
+    "loss_pct": lambda r: r.get("loss_pct"),
+    "latency_min_us": _latency("min_us"),
+    "latency_avg_us": _latency("avg_us"),
+    "latency_max_us": _latency("max_us"),
+    "latency_p50_us": _latency("p50_us"),
+    "latency_p90_us": _latency("p90_us"),
+    "latency_p99_us": _latency("p99_us"),
+    "latency_p99.9_us": _latency("p99.9_us"),
+}
+REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
+OPERATORS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+_SLA = re.compile(r"^\s*([a-z0-9_.]+)\s*(>=|<=|>|<)\s*([0-9]*\.?[0-9]+)([kKMG]?)\s*"
+                  r"(?:@\s*([0-9]+)\s*(?:B)?)?\s*$")
+
+
+@dataclass(frozen=True)
+class Sla:
+    text: str
+    metric: str
+    op: str
+    value: float
+    frame_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    sla: Sla
+    scenario: str
+    frame_size: int | None
+    measured: float | None
+    passed: bool
+    message: str
+
+
+def parse(text: str) -> Sla:
+    match = _SLA.match(text)
+    allowed = ", ".join([*METRICS, REGRESSION])
+    if not match:
+        raise TaskError(f"{text!r} is not METRIC OP VALUE[@FRAME], e.g. 'ndr_pps>=1.2M@64' "
+                        f"or 'latency_p99_us<=50'; metrics: {allowed}", "--sla")
+    metric, op, number, suffix, frame = match.groups()
+    if metric not in METRICS and metric != REGRESSION:
+        raise TaskError(f"unknown metric {metric!r} in {text!r}; metrics: {allowed}", "--sla")
+    return Sla(text.strip(), metric, op, float(number) * _SUFFIX[suffix],
+               int(frame) if frame else None)
+
+
+def check(slas: list[Sla], results: list[dict],
+          baseline: list[dict] | None = None) -> list[Outcome]:
+    """Every SLA against every result it applies to; an SLA that applies to no
+    result is missed (a frame size that was not measured proves nothing)."""
+    outcomes = []
+    for sla in slas:
+        if sla.metric == REGRESSION and baseline is None:
+            raise TaskError(f"{sla.text!r} compares with a baseline: give --baseline TASK_ID",
+                            "--sla")
+        matching = [r for r in results
+                    if sla.frame_size is None or r.get("frame_size") == sla.frame_size]
+        if not matching:
+            where = f" at {sla.frame_size} B" if sla.frame_size else ""
+            outcomes.append(Outcome(sla, "", sla.frame_size, None, False,
+                                    f"{sla.text}: no result{where}"))
+        for result in matching:
+            outcomes.append(_one(sla, result, baseline))
+    return outcomes
+
+
+def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
+    scenario, frame = str(result.get("scenario", "")), result.get("frame_size")
+    where = f"{scenario} {frame} B"
+    if sla.metric == REGRESSION:
+        base = _baseline_ndr(baseline or [], scenario, frame)
+        if not base:
+            return Outcome(sla, scenario, frame, None, False,
+                           f"{sla.text}: the baseline has no NDR at {frame} B")
+        measured = 100.0 * (base - float(result.get("throughput_pps") or 0.0)) / base
+    else:
+        value = METRICS[sla.metric](result)
+        if value is None:
+            return Outcome(sla, scenario, frame, None, False,
+                           f"{sla.text}: {where} has no {sla.metric}")
+        measured = float(value)
+    passed = OPERATORS[sla.op](measured, sla.value)
+    verdict = "met" if passed else "MISSED"
+    return Outcome(sla, scenario, frame, measured, passed,
+                   f"{sla.text}: {where}: {sla.metric} = {measured:,.6g}, {verdict}")
+
+
+def _baseline_ndr(baseline: list[dict], scenario: str, frame) -> float | None:
+    same = [r for r in baseline if r.get("frame_size") == frame]
+    named = [r for r in same if r.get("scenario") == scenario] or same
+    values = [float(r.get("throughput_pps") or 0.0) for r in named]
+    return sum(values) / len(values) if values else None
+
+
+def junit(outcomes: list[Outcome], task_id: str, test_case: str, status: str,
+          error: str = "") -> str:
+    """JUnit XML: one testcase per SLA and result; a run that did not finish is an
+    <error> testcase, so CI sees it even without SLAs."""
+    suite = ET.Element("testsuite", name=f"nsb {test_case} {task_id}")
+    failures = errors = 0
+    if status != "ok":
+        case = ET.SubElement(suite, "testcase", classname=test_case, name="run")
+        ET.SubElement(case, "error", message=f"status {status}").text = error or status
+        errors += 1
+    for outcome in outcomes:
+        name = outcome.sla.text + (f" [{outcome.scenario} {outcome.frame_size} B]"
+                                   if outcome.frame_size is not None else "")
+        case = ET.SubElement(suite, "testcase", classname=f"{test_case}.{outcome.scenario}"
+                             if outcome.scenario else test_case, name=name)
+        if not outcome.passed:
+            ET.SubElement(case, "failure", message=outcome.message).text = outcome.message
+            failures += 1
+    suite.set("tests", str(len(suite)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_junit(path: str | Path, text: str) -> None:
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise TaskError(f"cannot write the JUnit file: {exc.strerror or exc}", str(path)) \
+            from None
