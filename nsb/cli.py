@@ -178,7 +178,11 @@ def _load_task(args):
     from nsb.task import loader, render
 
     task_args = render.parse_task_args(args.task_args, args.task_args_file)
-    return loader.load(args.file, task_args)
+    with render.names_used() as used:
+        task = loader.load(args.file, task_args)
+    render.check_args_used(task_args, used,
+                           "--task-args" if args.task_args else args.task_args_file)
+    return task
 
 
 def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import difflib
 import json
 import math
 import traceback
+from collections.abc import Iterator
 
 import jinja2
+from jinja2 import meta
 
 from nsb.errors import TaskError
 from nsb.task import input_file, limits, yaml_lines
@@ -32,6 +37,9 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
     env = limits.LimitedEnvironment(undefined=undefined, keep_trailing_newline=True,
                                     finalize=_as_yaml_value)
     try:
+        names = _NAMES_USED.get()
+        if names is not None:
+            names |= meta.find_undeclared_variables(env.parse(text))
         template = env.from_string(text)
         template.filename = file
         with limits.bounded(file):
@@ -61,6 +69,33 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
         # Python raised inside an expression
         raise TaskError(f"template error: {type(exc).__name__}: {exc}", file,
                         _template_line(exc, file)) from None
+
+
+_NAMES_USED: contextvars.ContextVar[set | None] = contextvars.ContextVar("names_used",
+                                                                         default=None)
+
+
+@contextlib.contextmanager
+def names_used() -> Iterator[set]:
+    """Collect the variable names every template rendered meanwhile reads."""
+    names: set = set()
+    token = _NAMES_USED.set(names)
+    try:
+        yield names
+    finally:
+        _NAMES_USED.reset(token)
+
+
+def check_args_used(task_args: dict, used: set, source: str = "--task-args") -> None:
+    """A task arg no template reads would change nothing: one line naming it."""
+    for name in sorted(task_args):
+        if name not in used:
+            known = sorted(n for n in used if n not in ("get", "extra_args", "range"))
+            hint = difflib.get_close_matches(name, known, n=1)
+            did = f" (did you mean '{hint[0]}'?)" if hint else ""
+            listed = ", ".join(known) if known else "none"
+            raise TaskError(f"'{name}' is not used by the task's templates{did}; they read: "
+                            f"{listed}", source)
 
 
 class ArgText(str):

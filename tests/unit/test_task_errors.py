@@ -152,3 +152,19 @@ def test_unknown_schema(nsb_main, tmp_path, schema):
     text = GOOD.replace('schema: "nsb:task:0.1"', f"schema: {schema!r}" if schema else "")
     path = write(tmp_path, text)
     check_one_line_error(nsb_main("task", "validate", str(path)), "unknown task schema")
+
+
+def test_a_task_arg_no_template_reads_is_an_error_naming_it(nsb_main, tmp_path):
+    check_one_line_error(
+        nsb_main("task", "validate", str(SAMPLE), "--task-args", '{"duraton_s": 5}'),
+        "--task-args: 'duraton_s' is not used by the task's templates (did you mean "
+        "'duration_s'?); they read: bidirectional, duration_s")
+    args = tmp_path / "args.yaml"
+    args.write_text("duration_s: 1\nspeed: 10\n")
+    check_one_line_error(
+        nsb_main("task", "validate", str(SAMPLE), "--task-args-file", str(args)),
+        f"{args}: 'speed' is not used by the task's templates (did you mean 'speed_gbps'?)")
+    # arguments the Yardstick task passes on to its topology, descriptors and profile count
+    code, _, err = nsb_main("task", "validate", str(SAMPLE.parent / "prox" / "tc_prox_l3fwd.yaml"),
+                            "--task-args", '{"precision": 1, "speed_gbps": 1}')
+    assert code == 0, err
