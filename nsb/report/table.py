@@ -28,13 +28,39 @@ def rows(results: list[dict]) -> list[list[str]]:
     return out
 
 
+# at narrower terminals the table is split in two, so no value is cut or wrapped
+WIDE_COLUMNS = 132
+_NARROW = [("Frame", "Throughput (pps)", "Mbps", "% line", "Loss %", "Limited by"),
+           ("Frame", "Latency min / avg / max (us)", "p50 / p99 / p99.9 (us)")]
+_NARROW_CELLS = [(0, 1, 2, 3, 4, 7), (0, 5, 6)]
+
+
 def render(results: list[dict], title: str = "") -> object:
-    """A rich Table (printed by the CLI)."""
+    """A rich renderable (printed by the CLI): one table, or two where the terminal
+    is narrower than WIDE_COLUMNS."""
+    return _Summary(rows(results), title)
+
+
+class _Summary:
+    def __init__(self, cells: list[list[str]], title: str):
+        self.cells, self.title = cells, title
+
+    def __rich_console__(self, console, options):
+        if options.max_width >= WIDE_COLUMNS:
+            yield _table(HEADERS, self.cells, self.title)
+            return
+        for index, (headers, picks) in enumerate(zip(_NARROW, _NARROW_CELLS, strict=True)):
+            yield _table(headers, [[row[i] for i in picks] for row in self.cells],
+                         self.title if index == 0 else "")
+
+
+def _table(headers, cells: list[list[str]], title: str):
     from rich.table import Table
 
     table = Table(title=title or None, show_lines=False)
-    for index, header in enumerate(HEADERS):
-        table.add_column(header, justify="left" if index == len(HEADERS) - 1 else "right")
-    for row in rows(results):
+    for index, header in enumerate(headers):
+        last = index == len(headers) - 1 and header == "Limited by"
+        table.add_column(header, justify="left" if last else "right", no_wrap=True)
+    for row in cells:
         table.add_row(*row)
     return table
