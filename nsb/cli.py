@@ -18,6 +18,16 @@ from nsb import __version__, redact
 from nsb.errors import Interrupted, NsbError
 
 LOG = logging.getLogger("nsb")
+_WHERE_RUN_WROTE = " (default: where the run was writing, else nsb.conf [influxdb])"
+_SECRET_DEFAULT = " (default: nsb.conf [influxdb] or the environment; never stored with the run)"
+PUSH_OPTIONS = {
+    "url": "InfluxDB base URL, e.g. http://localhost:8086" + _WHERE_RUN_WROTE,
+    "org": "v2 organisation" + _WHERE_RUN_WROTE, "bucket": "v2 bucket" + _WHERE_RUN_WROTE,
+    "token": "v2 API token" + _SECRET_DEFAULT,
+    "database": "v1 database" + _WHERE_RUN_WROTE,
+    "retention-policy": "v1 retention policy" + _WHERE_RUN_WROTE,
+    "username": "v1 user" + _WHERE_RUN_WROTE, "password": "v1 password" + _SECRET_DEFAULT,
+}
 PUSH_RETRY_S = 10.0  # someone is waiting at the terminal: fail soon, push again later
 
 
@@ -99,10 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("task_id", metavar="TASK_ID")
     push.add_argument("--results-dir", metavar="DIR",
                       help="override results_dir from the configuration")
-    for opt in ("url", "org", "bucket", "token", "database", "retention-policy", "username",
-                "password"):
-        push.add_argument(f"--{opt}")
-    push.add_argument("--api", choices=["v1", "v2"])
+    for opt, what in PUSH_OPTIONS.items():
+        push.add_argument(f"--{opt}", help=what)
+    push.add_argument("--api", choices=["v1", "v2"],
+                      help="InfluxDB API: v2 (org, bucket, token) or v1 (database, "
+                           "retention policy, username, password)")
     push.add_argument("--max-retry-time", type=float, default=PUSH_RETRY_S, metavar="SECONDS",
                       help="how long a batch is retried while InfluxDB is unreachable before "
                            f"the push gives up (default: {PUSH_RETRY_S:g}; the run itself "
