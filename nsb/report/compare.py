@@ -5,7 +5,10 @@ first task is the baseline and every other task is compared with it,
 ``diff_pct = (other - baseline) / baseline * 100``. A positive difference means
 a larger number; whether that is better depends on the metric (throughput:
 higher is better, latency: lower is better). Several iterations of a scenario
-are averaged first, as the report averages its five runs.
+are averaged first, as the report averages its five runs. A throughput
+difference is marked better or worse only when it is larger than both results'
+uncertainty (final search interval, measured noise, spread over iterations);
+otherwise the table says it is within it.
 """
 
 from __future__ import annotations
@@ -41,11 +44,25 @@ def pct_diff(baseline: float | None, other: float | None) -> float | None:
     return (other - baseline) / baseline * 100.0
 
 
-def verdict(metric: Metric, diff: float | None) -> str:
-    """'better', 'worse' or 'same' for the other task, given the metric's direction."""
-    if diff is None or diff == 0:
+def verdict(metric: Metric, diff: float | None, within: float | None = None) -> str:
+    """'better', 'worse' or 'same' for the other task, given the metric's direction.
+    A difference no larger than ``within`` (%, the results' uncertainty) or that
+    rounds to 0.00 is 'same': it says nothing about the DUT."""
+    if diff is None or abs(diff) < 0.005 or (within is not None and abs(diff) <= within):
         return "same"
     return "better" if (diff > 0) == metric.higher_is_better else "worse"
+
+
+THROUGHPUT_KEYS = ("throughput_pps", "throughput_mbps", "line_rate_pct")
+
+
+def within(row: ComparisonRow, metric: Metric, other: int) -> float | None:
+    """The larger uncertainty of the baseline and task ``other`` (1-based) for a
+    throughput metric; None for the others (no resolution is known for them)."""
+    if metric.key not in THROUGHPUT_KEYS:
+        return None
+    known = [u for u in (row.uncertainty[0], row.uncertainty[other]) if u is not None]
+    return max(known) if known else None
 
 
 @dataclass(frozen=True)
@@ -89,10 +106,12 @@ class ComparisonRow:
     values: dict[str, list[float | None]]  # metric key -> one value per task
     diff_pct: dict[str, list[float | None]]  # metric key -> one per task after the first
     runs: list[int]  # iterations averaged, per task (0: the task lacks this frame size)
+    # per task, how far its throughput can move without the DUT changing (%)
+    uncertainty: list[float | None] = ()
 
     def as_dict(self, task_ids: list[str]) -> dict:
         return {"scenario": self.scenario, "frame_size": self.frame_size, "tasks": task_ids,
-                "runs": self.runs, **self.values,
+                "runs": self.runs, "uncertainty_pct": list(self.uncertainty), **self.values,
                 "diff_pct": {key: diffs for key, diffs in self.diff_pct.items()}}
 
 
@@ -110,7 +129,8 @@ def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRo
             diffs[metric.key] = [pct_diff(values[metric.key][0], v)
                                  for v in values[metric.key][1:]]
         rows.append(ComparisonRow(match.label, frame, values, diffs,
-                                  [m.get(frame, {}).get("runs", 0) for m in means]))
+                                  [m.get(frame, {}).get("runs", 0) for m in means],
+                                  [m.get(frame, {}).get("uncertainty_pct") for m in means]))
     return rows
 
 

@@ -50,10 +50,23 @@ def comparison_table(labels: list[str], rows: list[compare.ComparisonRow],
         for index in range(len(labels)):
             line += [(number(row.values[m.key][index], m.digits), "") for m in chosen]
         lead = chosen[0]
-        for diff in row.diff_pct[lead.key]:
-            line.append((signed_pct(diff), compare.verdict(lead, diff)))
+        for other, diff in enumerate(row.diff_pct[lead.key], start=1):
+            line.append(diff_cell(row, lead, other, diff))
         cells.append(line)
     return headers, cells
+
+
+def diff_cell(row: compare.ComparisonRow, metric: compare.Metric, other: int,
+              diff: float | None) -> tuple[str, str]:
+    """``("+5.20", "better")``, or ``("+1.20 (within ±3.10)", "same")`` when the
+    difference is inside the results' uncertainty: the reader sees why it is not
+    marked."""
+    bound = compare.within(row, metric, other)
+    verdict = compare.verdict(metric, diff, bound)
+    text = signed_pct(diff)
+    if diff is not None and bound is not None and verdict == "same" and abs(diff) >= 0.005:
+        text += f" (within ±{bound:.2f})"
+    return text, verdict
 
 
 def render(tasks: list[TaskResults], fmt: str, labels: list[str] | None = None) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from nsb.report import compare, summary
-from nsb.report.formats import comparison_table, number, signed_pct
+from nsb.report.formats import comparison_table, diff_cell, number
 from nsb.report.loading import TaskResults
 
 SUMMARY_COLUMNS = [  # (summary column, header, digits)
@@ -80,8 +80,9 @@ def comparison_tables(labels: list[str], rows: list[compare.ComparisonRow],
         line = [(str(row.frame_size), "")]
         for metric in metrics:
             line += [(escape(number(v, metric.digits)), "") for v in row.values[metric.key]]
-            line += [(escape(signed_pct(d)), compare.verdict(metric, d))
-                     for d in row.diff_pct[metric.key]]
+            line += [(escape(text), v) for text, v in (
+                diff_cell(row, metric, other, d)
+                for other, d in enumerate(row.diff_pct[metric.key], start=1))]
         lat_cells.append(line)
     if any(v is not None for row in rows for m in metrics for v in row.values[m.key]):
         out.append(grid(lat_headers, lat_cells, f"{table_id}-latency-table",

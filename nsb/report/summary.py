@@ -51,5 +51,28 @@ def mean_by_frame(task: TaskResults, scenario: str) -> dict[int, dict]:
             mean[key] = sum(values) / len(values) if values else None
         limits = sorted({r["limited_by"] for r in group})
         mean["limited_by"] = ", ".join(limits)
+        mean["uncertainty_pct"] = uncertainty_pct(
+            [r for r in task.results_of(scenario) if r["frame_size"] == frame])
         means[frame] = mean
     return means
+
+
+def uncertainty_pct(results: list[dict]) -> float | None:
+    """How far a throughput result can move without the DUT changing, in %: the
+    largest of its final search interval (resolution), the noise the search
+    measured (fastndr's edge samples) and the spread over iterations (sample
+    standard deviation); None when nothing says."""
+    found = []
+    for result in results:
+        ndr = result.get("throughput_pps") or 0.0
+        failing = (result.get("evidence") or {}).get("lowest_failing_pps")
+        if ndr > 0 and failing:
+            found.append(100.0 * (failing - ndr) / ndr)
+        if isinstance(result.get("noise"), (int, float)):
+            found.append(100.0 * result["noise"])
+    rates = [r.get("throughput_pps") for r in results if r.get("throughput_pps")]
+    if len(rates) > 1:
+        mean = sum(rates) / len(rates)
+        spread = (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5
+        found.append(100.0 * spread / mean)
+    return max(found) if found else None

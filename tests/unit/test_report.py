@@ -388,3 +388,34 @@ def test_nsb_report_commands_through_the_cli(tmp_path, nsb_main):
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     code, out, err = nsb_main("report", "table", "nosuch", "--results-dir", str(tmp_path))
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def _with_evidence(frame, pps, failing_pps, **more):
+    record = result(frame, pps, **more)
+    record["evidence"] = {"lowest_failing_pps": failing_pps, "full_trials_passed": 1}
+    return record
+
+
+def test_a_difference_inside_the_results_uncertainty_is_not_marked_and_says_why(tmp_path):
+    """Search interval 3 %: +1.2 % is noise, +5 % is a change; -0.001 % is not green."""
+    write_task(tmp_path, "base", [_with_evidence(64, 1_000_000, 1_030_000),
+                                  _with_evidence(1518, 800_000, 804_000)])
+    write_task(tmp_path, "other", [_with_evidence(64, 1_012_000, 1_020_000),
+                                   _with_evidence(1518, 840_000, 844_000)])
+    write_task(tmp_path, "same", [_with_evidence(64, 999_990, 1_030_000),
+                                  _with_evidence(1518, 800_000, 804_000)])
+    tasks = [loading.load(t, tmp_path) for t in ("base", "other", "same")]
+    (_, rows), = compare.compare_all(tasks)
+    assert [round(u, 2) for u in rows[0].uncertainty] == [3.0, 0.79, 3.0]
+    headers, cells = formats.comparison_table(["base", "other", "same"], rows)
+    assert cells[0][-2] == ("+1.20 (within ±3.00)", "same")
+    assert cells[0][-1][1] == "same"  # -0.00
+    assert cells[1][-2] == ("+5.00", "better")
+    text = formats.render(tasks, "markdown", ["base", "other", "same"])
+    assert "+1.20 (within ±3.00)" in text
+
+
+def test_spread_over_iterations_counts_as_uncertainty():
+    results = [result(64, pps, iteration=i) for i, pps in enumerate((100, 104, 96))]
+    assert summary.uncertainty_pct(results) == pytest.approx(4.0)
+    assert summary.uncertainty_pct([result(64, 100)]) is None
