@@ -403,7 +403,15 @@ def _run(plan, conf, results: list[dict]) -> None:
             results.append(record)
             by_scenario.setdefault(event.scenario, []).append(record)
         for scenario, records_of in by_scenario.items():
-            out.print(table.render(records_of, title=f"{scenario} (task {run.task_id})"))
+            iterations = table.by_iteration(records_of)
+            for iteration, group in iterations:  # one table per iteration, then the mean
+                name = scenario if len(iterations) == 1 else \
+                    f"{scenario}, iteration {iteration + 1}"
+                out.print(table.render(group, title=f"{name} (task {run.task_id})"))
+            if len(iterations) > 1:
+                out.print(table.render_means(records_of, title=f"{scenario}: mean of "
+                                             f"{len(iterations)} iterations (task "
+                                             f"{run.task_id})"))
         out.print(f"Results: {run.results_dir / 'results.json'}", highlight=False)
 
 

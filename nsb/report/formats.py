@@ -137,8 +137,16 @@ def text_tables(tasks: list[TaskResults], labels: list[str] | None = None) -> li
     from rich.table import Table
 
     labels = labels or [t.id for t in tasks]
-    tables = [table.render(results, title=f"{title} (task {task.id})")
-              for task in tasks for title, results in summary_groups(task)]
+    tables = []
+    for task in tasks:
+        tables += [table.render(results, title=f"{title} (task {task.id})")
+                   for title, results in summary_groups(task)]
+        for scenario in task.scenarios():
+            if len(task.iterations(scenario)) > 1:
+                tables.append(table.render_means(
+                    task.results_of(scenario),
+                    title=f"{scenario}: mean of {len(task.iterations(scenario))} iterations "
+                          f"(task {task.id})"))
     if len(tasks) > 1:
         styles = {"better": "green", "worse": "red"}
         for match, rows in compare.compare_all(tasks):

@@ -64,3 +64,37 @@ def _table(headers, cells: list[list[str]], title: str):
     for row in cells:
         table.add_row(*row)
     return table
+
+
+MEAN_HEADERS = ["Frame", "Runs", "Mean (pps)", "Spread %", "Min (pps)", "Max (pps)",
+                "% line"]  # narrow enough for 80 columns
+
+
+def mean_rows(results: list[dict]) -> list[list[str]]:
+    """Per frame size over the iterations: mean, spread (sample standard deviation in %
+    of the mean), lowest and highest throughput, mean % of line rate."""
+    by_frame: dict[int, list[dict]] = {}
+    for record in results:
+        by_frame.setdefault(record["frame_size"], []).append(record)
+    out = []
+    for frame, group in sorted(by_frame.items()):
+        rates = [float(r["throughput_pps"]) for r in group]
+        mean = sum(rates) / len(rates)
+        spread = None
+        if len(rates) > 1 and mean > 0:
+            spread = 100.0 * (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5 \
+                / mean
+        line = sum(float(r["line_rate_pct"]) for r in group) / len(group)
+        out.append([str(frame), str(len(group)), f"{mean:,.0f}", _num(spread, 2),
+                    f"{min(rates):,.0f}", f"{max(rates):,.0f}", _num(line, 2)])
+    return out
+
+
+def render_means(results: list[dict], title: str = "") -> object:
+    """The mean over iterations per frame size, as the published reports print it."""
+    return _table(MEAN_HEADERS, mean_rows(results), title)
+
+
+def by_iteration(results: list[dict]) -> list[tuple[int, list[dict]]]:
+    iterations = sorted({r.get("iteration", 0) for r in results})
+    return [(i, [r for r in results if r.get("iteration", 0) == i]) for i in iterations]

@@ -419,3 +419,21 @@ def test_spread_over_iterations_counts_as_uncertainty():
     results = [result(64, pps, iteration=i) for i, pps in enumerate((100, 104, 96))]
     assert summary.uncertainty_pct(results) == pytest.approx(4.0)
     assert summary.uncertainty_pct([result(64, 100)]) is None
+
+
+def test_several_iterations_end_with_their_mean_and_spread_in_80_columns(tmp_path):
+    from rich.console import Console
+
+    write_task(tmp_path, "iters", [result(64, pps, iteration=i)
+                                   for i, pps in enumerate((14_000_000, 14_560_000, 13_440_000))])
+    task = loading.load("iters", tmp_path)
+    assert table.mean_rows(task.results) == [
+        ["64", "3", "14,000,000", "4.00", "13,440,000", "14,560,000",
+         f"{units.pps_to_pct(14_000_000, 64, 25.0, 2):,.2f}"]]
+    console = Console(width=80, record=True)
+    for rendered in formats.text_tables([task]):
+        console.print(rendered)
+    text = console.export_text()
+    assert "l3fwd: mean of 3 iterations (task iters)" in text
+    assert "14,000,000" in text and "4.00" in text and "…" not in text
+    assert "l3fwd, iteration 3 (task iters)" in text
