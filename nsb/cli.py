@@ -37,6 +37,12 @@ def _task_args(parser: argparse.ArgumentParser) -> None:
                         help="template variables as a JSON object, e.g. '{\"duration_s\": 5}'")
     parser.add_argument("--task-args-file", metavar="FILE",
                         help="template variables from a YAML or JSON file")
+    parser.add_argument("--frame-size", action="append", type=int, metavar="BYTES",
+                        help="run every scenario at this frame size instead of the task's "
+                             "(repeatable), e.g. --frame-size 64 --frame-size 1518")
+    parser.add_argument("--duration", type=float, metavar="SECONDS",
+                        help="every scenario's trial length instead of the task's (the "
+                             "full-length trials of fastndr and mlrsearch)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -209,7 +215,9 @@ def _load_task(args):
         task = loader.load(args.file, task_args)
     render.check_args_used(task_args, used,
                            "--task-args" if args.task_args else args.task_args_file)
-    return task
+    from nsb.task import overrides
+
+    return overrides.apply(task, args.frame_size, args.duration)
 
 
 def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):

@@ -1,0 +1,55 @@
+"""--frame-size and --duration for any task and profile."""
+
+import pytest
+
+from nsb.errors import TaskError
+from nsb.task import loader, overrides
+from tests.conftest import SAMPLE
+
+PROX_SAMPLE = SAMPLE.parent / "prox" / "tc_prox_l3fwd.yaml"
+
+
+def _profile(task):
+    return task.scenarios[0].profile
+
+
+def test_binsearch_gets_frame_sizes_and_duration():
+    task = overrides.apply(loader.load(SAMPLE), [128, 256], 7.0)
+    assert _profile(task).options["packet_sizes"] == [128, 256]
+    assert _profile(task).options["duration"] == 7.0
+
+
+def test_nsb_profile_files_too():
+    task = overrides.apply(loader.load(PROX_SAMPLE, {"context": "netns"}), [64], 10)
+    assert _profile(task).options["packet_sizes"] == [64]
+    assert _profile(task).options["duration"] == 10
+
+
+@pytest.mark.parametrize("kind, key", [("fastndr", "final_trial_duration")])
+def test_the_full_length_trials_of_fastndr(kind, key, tmp_path):
+    text = SAMPLE.read_text()
+    start = text.index("    traffic_profile:")
+    end = text.index("    runner:")
+    task_file = tmp_path / "t.yaml"
+    task_file.write_text(text[:start] + f"    traffic_profile: {{type: {kind}}}\n" + text[end:])
+    task = overrides.apply(loader.load(task_file), None, 30)
+    assert _profile(task).options[key] == 30
+
+
+def test_mlrsearch_goals_get_the_duration(tmp_path):
+    text = SAMPLE.read_text()
+    start, end = text.index("    traffic_profile:"), text.index("    runner:")
+    task_file = tmp_path / "t.yaml"
+    task_file.write_text(text[:start] + "    traffic_profile: {type: mlrsearch, goals: "
+                         "[{name: NDR}, {name: PDR, loss_ratio: 0.005}]}\n" + text[end:])
+    goals = _profile(overrides.apply(loader.load(task_file), None, 20)).options["goals"]
+    assert [(g["name"], g["final_trial_duration"], g["duration_sum"]) for g in goals] == [
+        ("NDR", 20, 20), ("PDR", 20, 20)]
+
+
+def test_bad_overrides_are_one_line(nsb_main):
+    with pytest.raises(TaskError, match="--frame-size: 32 is below the minimum"):
+        overrides.apply(loader.load(SAMPLE), [32], None)
+    code, _, err = nsb_main("task", "validate", str(SAMPLE), "--duration", "0")
+    assert code == 2 and err.strip() == ("nsb: error: --duration: must be a positive number "
+                                         "of seconds, got 0")
