@@ -32,6 +32,8 @@ def collect(executor: Executor, node=None) -> dict:
     """CPU, memory, hugepages, kernel, NICs and tool versions; missing facts are left out."""
     facts: dict = {}
     facts["hostname"] = command_output(executor, ["hostname"])
+    facts["os_release"] = command_output(executor, [
+        "sh", "-c", '. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"'])
     facts["kernel"] = command_output(executor, ["uname", "-r"])
     facts["kernel_cmdline"] = command_output(executor, ["cat", "/proc/cmdline"])
     lscpu = command_output(executor, ["lscpu", "-J"])
@@ -82,6 +84,11 @@ def nic_facts(executor: Executor, iface) -> dict:
     else:
         facts["driver"] = iface.driver or command_output(executor, [
             "sh", "-c", 'ethtool -i "$1" 2>/dev/null | sed -n "s/^driver: //p"', "sh", iface.name])
+    firmware = command_output(executor, [
+        "sh", "-c", 'ethtool -i "$1" 2>/dev/null | sed -n "s/^firmware-version: //p"', "sh",
+        iface.name])
+    if firmware and firmware.lower() not in ("n/a", ""):
+        facts["firmware"] = firmware
     return facts
 
 

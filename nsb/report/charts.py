@@ -90,6 +90,20 @@ def latency(series: list[tuple[str, dict[int, dict]]], title: str,
     return fig
 
 
+def searched_range(trials: list[dict]) -> list[float]:
+    """The y range of a trajectory: the rates the search offered and sent, with a
+    margin, so a search at 1-3 % of line rate is not a flat line on 0-100 %. The
+    interval's open bounds (0 and the upper bound) are left out when trials say
+    more."""
+    rates = [v for t in trials for v in (t.get("requested_rate_pct"), _sent_pct(t))
+             if isinstance(v, (int, float))]
+    if not rates:
+        return [0.0, 100.0]
+    low, high = min(rates), max(rates)
+    margin = max((high - low) * 0.1, high * 0.02, 0.01)
+    return [max(0.0, low - margin), high + margin]
+
+
 def trajectory(trials: list[dict], frame_size: int) -> go.Figure:
     """The search for one frame size: the rate offered by each trial (colour: the
     verdict), the rate actually sent, and the search interval after each trial."""
@@ -130,7 +144,7 @@ def trajectory(trials: list[dict], frame_size: int) -> go.Figure:
             fig.add_vline(x=number + 0.5, line={"dash": "dash", "color": "#888", "width": 1})
     fig.update_layout(**_LAYOUT, title=f"Search trajectory, {frame_size} B",
                       xaxis={"title": "Trial", "dtick": 1},
-                      yaxis={"title": "% of line rate", "rangemode": "tozero"})
+                      yaxis={"title": "% of line rate", "range": searched_range(trials)})
     fig.update_layout(height=330)
     return fig
 

@@ -150,6 +150,9 @@ def _task(task: TaskResults, label: str, n: int) -> str:
                    f"{': ' + escape(error) if error else ''}. What it measured is shown.</p>")
     for m, scenario in enumerate(task.scenarios(), start=1):
         out.append(_scenario(task, label, scenario, f"t{n}-s{m}"))
+    dut = tables.dut_configuration(task.plan, f"t{n}-dut-table")
+    if dut:
+        out += ["<h3>DUT configuration</h3>", f'<div class="scroll">{dut}</div>']
     if task.platform:
         columns = sorted(task.platform.items())
         out += ["<h3>Platform</h3>",

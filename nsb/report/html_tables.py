@@ -96,7 +96,7 @@ _FACTS = [  # (key, label); NICs and versions follow
     ("threads_per_core", "Threads per core"), ("cpus", "CPUs"), ("numa_nodes", "NUMA nodes"),
     ("memory_gib", "Memory (GiB)"), ("hugepagesize", "Huge page size (kB)"),
     ("hugepages_total", "Huge pages total"), ("hugepages_free", "Huge pages free"),
-    ("isolated_cpus", "Isolated CPUs"), ("kernel", "Kernel"),
+    ("isolated_cpus", "Isolated CPUs"), ("os_release", "OS"), ("kernel", "Kernel"),
     ("kernel_cmdline", "Kernel command line"),
 ]
 
@@ -111,6 +111,8 @@ def _fact_rows(facts: dict) -> dict[str, str]:
     for name, nic in sorted((facts.get("nics") or {}).items()):
         parts = [f"driver {nic.get('driver') or '-'}", f"PCI {nic.get('pci') or '-'}",
                  f"NUMA {nic.get('numa_node', '-')}", f"MAC {nic.get('mac') or '-'}"]
+        if nic.get("firmware"):
+            parts.append(f"firmware {nic['firmware']}")
         out[f"NIC {name}"] = ", ".join(parts)
     for name, version in sorted((facts.get("versions") or {}).items()):
         out[f"Version: {name}"] = str(version)
@@ -215,3 +217,36 @@ def key_values(pairs: list[tuple[str, str]], css: str = "facts") -> str:
 
 def summary_rows(task: TaskResults, scenario: str) -> list[dict]:
     return [summary.row(task.id, r) for r in task.results_of(scenario)]
+
+
+def dut_configuration(plan: dict, table_id: str) -> str:
+    """What the published tables print beside their numbers: per scenario each VNF
+    and the generator with its node and options (cores, queues, masks, flows,
+    configs), as the run's plan recorded them; '' when the plan has none."""
+    rows = []
+    for scenario in plan.get("scenarios") or []:
+        if not isinstance(scenario, dict):
+            continue
+        parts = [(name, "VNF", vnf) for name, vnf in (scenario.get("vnfs") or {}).items()]
+        parts += [(name, "generator", gen)
+                  for name, gen in (scenario.get("traffic_generator") or {}).items()]
+        for name, role, described in parts:
+            if not isinstance(described, dict):
+                continue
+            options = described.get("options") or {}
+            shown = "; ".join(f"{key}={_short(value)}" for key, value in sorted(options.items())
+                              if not isinstance(value, str) or "\n" not in value)
+            rows.append("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in (
+                scenario.get("name", ""), name, role, described.get("type", ""),
+                described.get("node", ""), shown)) + "</tr>")
+    if not rows:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("Scenario", "Name", "Role", "Type", "Node",
+                                              "Options"))
+    return (f'<table id="{table_id}" class="dut"><thead><tr>{head}</tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table>")
+
+
+def _short(value) -> str:
+    text = str(value)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -30,6 +30,13 @@ def test_dpdk_bound_nic_is_described_by_its_pci_address():
 
 
 def test_kernel_netdev_without_pci_reports_its_driver():
-    sysfs = FakeSysfs({"ethtool": "veth"})
+    sysfs = FakeSysfs({"s/^driver: //p": "veth"})  # veth has no firmware version
     facts = platform.nic_facts(sysfs, Interface("xe1", mac="02:00:00:00:00:01"))
     assert facts == {"mac": "02:00:00:00:00:01", "pci": "", "driver": "veth"}
+
+
+def test_a_nic_firmware_version_is_reported_when_ethtool_knows_it():
+    sysfs = FakeSysfs({"s/^driver: //p": "i40e",
+                       "s/^firmware-version: //p": "8.30 0x8000a4ae 1.2926.0"})
+    facts = platform.nic_facts(sysfs, Interface("ens1f0", mac="3c:fd:fe:a0:00:00"))
+    assert facts["driver"] == "i40e" and facts["firmware"] == "8.30 0x8000a4ae 1.2926.0"

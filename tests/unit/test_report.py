@@ -437,3 +437,30 @@ def test_several_iterations_end_with_their_mean_and_spread_in_80_columns(tmp_pat
     assert "l3fwd: mean of 3 iterations (task iters)" in text
     assert "14,000,000" in text and "4.00" in text and "…" not in text
     assert "l3fwd, iteration 3 (task iters)" in text
+
+
+def test_html_shows_the_dut_configuration_from_the_plan(tmp_path):
+    directory = write_task(tmp_path, "dut", [result(64, 1_000_000)])
+    doc = json.loads((directory / "results.json").read_text())
+    doc["plan"]["scenarios"][0].update(name="l3fwd", vnfs={"testpmd0": {
+        "type": "testpmd", "node": "sut", "options": {
+            "forward_mode": "io", "cores": 2, "rxd": 1024, "config": "a\nb"}}},
+        traffic_generator={"tg0": {"type": "trafgen", "node": "tg", "options": {"flows": 16}}})
+    (directory / "results.json").write_text(json.dumps(doc))
+    page = html.render([loading.load("dut", tmp_path)])
+    assert "<h3>DUT configuration</h3>" in page
+    assert ("<td>l3fwd</td><td>testpmd0</td><td>VNF</td><td>testpmd</td><td>sut</td>"
+            "<td>cores=2; forward_mode=io; rxd=1024</td>") in page
+    assert "<td>tg0</td><td>generator</td><td>trafgen</td><td>tg</td><td>flows=16</td>" in page
+
+
+def test_a_search_at_a_few_percent_is_drawn_on_its_own_range():
+    from nsb.report import charts
+
+    trials = [{"frame_size": 64, "requested_rate_pct": pct, "tx_rate_pps": 0,
+               "search_lower_pct": 0.0, "search_upper_pct": 100.0, "verdict": "pass"}
+              for pct in (1.0, 2.0, 3.0)]
+    low, high = charts.searched_range(trials)
+    assert 0.0 <= low < 1.0 and 3.0 < high < 4.0
+    fig = charts.trajectory(trials, 64)
+    assert list(fig.layout.yaxis.range) == [low, high]
