@@ -61,9 +61,10 @@ def _variables(ds: dm.DataSourceRef) -> list[db.QueryVariable]:
             .include_all(False).refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
             .sort(dm.VariableSort.ALPHABETICAL_DESC))
     scenario = (db.QueryVariable(panels.SCENARIO_VAR).label("Scenario")
-                .description("scenario of the task file")
+                .description("scenarios of the tasks; several (or all) to compare runs of "
+                             "differently named scenarios")
                 .query(tag_values(m.TRIAL, m.SCENARIO, [matches(m.TASK_ID, panels.TASK_VAR)]))
-                .datasource(ds).multi(False).include_all(False)
+                .datasource(ds).multi(True).include_all(True)
                 .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
                 .sort(dm.VariableSort.ALPHABETICAL_ASC))
     return [task, scenario]

@@ -25,7 +25,8 @@ from nsb.grafana.queries import (
 
 TASK_VAR = "task_id"
 SCENARIO_VAR = "scenario"
-SERIES = "$tag_frame_size B $col ($tag_task_id)"  # one series per frame size and task
+# one series per frame size, task and scenario
+SERIES = "$tag_frame_size B $col ($tag_task_id $tag_scenario)"
 NFVI_SOURCES = f"{ident(m.SOURCE)} =~ /^{m.NFVI_SOURCE_PREFIX}/"
 NODE_SOURCES = f"{ident(m.SOURCE)} =~ /^{m.NODE_SOURCE_PREFIX}/"
 GREEN, RED = "green", "red"
@@ -71,7 +72,7 @@ def throughput_by_frame_size(ds: dm.DataSourceRef, value: str, title: str, unit:
                              axis: str, description: str) -> barchart.Panel:
     """Bars per frame size, one per selected task: side by side comparisons."""
     query = select(m.RESULT, [(mean(value), value)], task_filter(),
-                   group_by=[m.FRAME_SIZE, m.TASK_ID])
+                   group_by=[m.FRAME_SIZE, m.TASK_ID, m.SCENARIO])
     panel = (barchart.Panel().title(title).description(description).datasource(ds)
              .with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
              .transformations([*frame_size_order(as_text=True), _transform("groupingToMatrix", {
@@ -112,7 +113,7 @@ RESULT_COLUMNS = [  # (expression, column, display name, unit)
 
 def results_table(ds: dm.DataSourceRef) -> table.Panel:
     query = select(m.RESULT, [(expr, column) for expr, column, _, _ in RESULT_COLUMNS],
-                   task_filter(), group_by=[m.TASK_ID, m.FRAME_SIZE, m.LIMITED_BY])
+                   task_filter(), group_by=[m.TASK_ID, m.SCENARIO, m.FRAME_SIZE, m.LIMITED_BY])
     panel = (table.Panel().title("Results per frame size")
              .description("The answer of each frame size (mean over iterations) and what "
                           "limited it: dut, generator or upper_bound.")
@@ -135,8 +136,8 @@ def results_table(ds: dm.DataSourceRef) -> table.Panel:
 def _trial_series(ds: dm.DataSourceRef, title: str, description: str, unit: str,
                   columns: list[tuple[str, str]], group_by: list[str] | None = None,
                   alias: str = SERIES) -> timeseries.Panel:
-    query = select(m.TRIAL, columns, task_filter(), group_by=group_by or [m.TASK_ID, m.FRAME_SIZE],
-                   time_filter=True)
+    query = select(m.TRIAL, columns, task_filter(),
+                   group_by=group_by or [m.TASK_ID, m.SCENARIO, m.FRAME_SIZE], time_filter=True)
     return (timeseries.Panel().title(title).description(description).datasource(ds)
             .with_target(InfluxQL(query).ref_id("A").alias(alias).datasource(ds))
             .unit(unit).draw_style(cm.GraphDrawStyle.LINE).show_points(cm.VisibilityMode.ALWAYS)
@@ -156,8 +157,8 @@ def loss_per_trial(ds: dm.DataSourceRef) -> timeseries.Panel:
     return (_trial_series(ds, "Loss per trial", "Frame loss of each trial, in % of sent "
                           "frames; the colour is the verdict.", "percent",
                           [(field(m.LOSS_PCT), "loss")],
-                          group_by=[m.TASK_ID, m.FRAME_SIZE, m.VERDICT],
-                          alias="$tag_frame_size B $tag_verdict ($tag_task_id)")
+                          group_by=[m.TASK_ID, m.SCENARIO, m.FRAME_SIZE, m.VERDICT],
+                          alias="$tag_frame_size B $tag_verdict ($tag_task_id $tag_scenario)")
             .draw_style(cm.GraphDrawStyle.POINTS).min(0)
             .override_by_regexp(f".* {m.VERDICT_PASS} .*", [_color(GREEN)])
             .override_by_regexp(f".* {m.VERDICT_FAIL} .*", [_color(RED)]))
@@ -167,9 +168,9 @@ def search_interval(ds: dm.DataSourceRef) -> timeseries.Panel:
     """The binary search converging: its bounds, and each offered rate by verdict."""
     bounds = select(m.TRIAL, [(field(m.SEARCH_LOWER_PCT), "lower"),
                               (field(m.SEARCH_UPPER_PCT), "upper")],
-                    task_filter(), group_by=[m.TASK_ID, m.FRAME_SIZE], time_filter=True)
+                    task_filter(), group_by=[m.TASK_ID, m.SCENARIO, m.FRAME_SIZE], time_filter=True)
     offered = select(m.TRIAL, [(field(m.REQUESTED_RATE_PCT), "offered")], task_filter(),
-                     group_by=[m.TASK_ID, m.FRAME_SIZE, m.VERDICT], time_filter=True)
+                     group_by=[m.TASK_ID, m.SCENARIO, m.FRAME_SIZE, m.VERDICT], time_filter=True)
     return (timeseries.Panel().title("Search interval (% of line rate)")
             .description("The interval the search still considers after each trial (lower "
                          "and upper bound) and the rate each trial offered, green when it "
@@ -177,7 +178,8 @@ def search_interval(ds: dm.DataSourceRef) -> timeseries.Panel:
             .datasource(ds)
             .with_target(InfluxQL(bounds).ref_id("A").alias(SERIES).datasource(ds))
             .with_target(InfluxQL(offered).ref_id("B").datasource(ds)
-                         .alias("$tag_frame_size B $col $tag_verdict ($tag_task_id)"))
+                         .alias("$tag_frame_size B $col $tag_verdict ($tag_task_id "
+                                "$tag_scenario)"))
             .unit("percent").min(0).max(100).line_interpolation(cm.LineInterpolation.STEP_AFTER)
             .show_points(cm.VisibilityMode.ALWAYS).point_size(6).legend(_legend(as_table=True))
             .tooltip(_tooltip()).span(12).height(9)
