@@ -18,7 +18,7 @@ SUMMARY_COLUMNS = [  # (summary column, header, digits)
     ("latency_avg_us", "Lat. avg (us)", 1), ("latency_max_us", "Lat. max (us)", 1),
     ("latency_p50_us", "p50 (us)", 1), ("latency_p90_us", "p90 (us)", 1),
     ("latency_p99_us", "p99 (us)", 1), ("latency_p99_9_us", "p99.9 (us)", 1),
-    ("trials", "Trials", None), ("limited_by", "Limited by", None),
+    ("pdv_us", "PDV (us)", 1), ("trials", "Trials", None), ("limited_by", "Limited by", None),
 ]
 
 

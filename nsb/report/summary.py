@@ -11,10 +11,11 @@ from nsb.report.loading import TaskResults
 LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99.9_us")
 COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "throughput_mbps", "line_rate_pct", "loss_pct",
-           *(f"latency_{key.replace('.', '_')}" for key in LATENCY_KEYS),
+           *(f"latency_{key.replace('.', '_')}" for key in LATENCY_KEYS), "pdv_us",
            "limited_by", "trials", "profile"]
 # numbers that are averaged when a scenario ran several iterations
-MEAN_KEYS = [c for c in COLUMNS if c.startswith(("throughput", "line_rate", "loss", "latency"))]
+MEAN_KEYS = [c for c in COLUMNS
+             if c.startswith(("throughput", "line_rate", "loss", "latency", "pdv"))]
 
 
 def row(task_id: str, result: dict) -> dict:
@@ -27,6 +28,11 @@ def row(task_id: str, result: dict) -> dict:
            "line_rate_pct": result.get("line_rate_pct"), "loss_pct": result.get("loss_pct")}
     for key in LATENCY_KEYS:
         out[f"latency_{key.replace('.', '_')}"] = latency.get(key)
+    # packet delay variation as RFC 5481 reports it: the 99.9th percentile of the
+    # delay less the minimum delay
+    low, high = latency.get("min_us"), latency.get("p99.9_us")
+    out["pdv_us"] = high - low if isinstance(low, (int, float)) and isinstance(
+        high, (int, float)) else None
     out.update(limited_by=result.get("limited_by", ""), trials=result.get("trials"),
                profile=result.get("profile", ""))
     return out

@@ -464,3 +464,12 @@ def test_a_search_at_a_few_percent_is_drawn_on_its_own_range():
     assert 0.0 <= low < 1.0 and 3.0 < high < 4.0
     fig = charts.trajectory(trials, 64)
     assert list(fig.layout.yaxis.range) == [low, high]
+
+
+def test_pdv_is_the_99_9th_percentile_delay_less_the_minimum(tmp_path):
+    write_task(tmp_path, "pdv", [result(64, 1_000_000, latency_avg=10.0), result(128, 900_000)])
+    rows = summary.rows(loading.load("pdv", tmp_path))
+    assert rows[0]["pdv_us"] == pytest.approx(30.0 - 5.0)  # p99.9 = 3 x avg, min = avg / 2
+    assert rows[1]["pdv_us"] is None
+    page = html.render([loading.load("pdv", tmp_path)])
+    assert "<th>PDV (us)</th>" in page and "25.0" in page
