@@ -1,14 +1,17 @@
 """Grafana dashboards of what nsb measures, generated with grafana-foundation-sdk.
 
-Three dashboards, each filtered by the ``task_id`` (several tasks side by side)
-and ``scenario`` template variables, linked to each other:
+Four dashboards, the first three filtered by the ``task_id`` (several tasks side
+by side) and ``scenario`` template variables, the trend by ``test_case`` and
+``scenario``, all linked to each other:
 
 - ``nsb-results``: throughput vs frame size (pps and % of line rate), latency
   statistics vs frame size, the results table;
 - ``nsb-trials``: the trial timeline: offered, sent and received rate, loss,
   the search interval, latency per trial;
 - ``nsb-nfvi``: NFVi KPIs: CPU, memory and context switches per VNF process,
-  CPU utilisation per core of each node.
+  CPU utilisation per core of each node;
+- ``nsb-trend``: the results of every run of the selected test cases over time
+  (NDR, % of line rate, p99 latency per frame size): regressions show as steps.
 
 The latency panels follow the percentiles nsb's generators compute
 (``Measures.of_nsb()``), so a new percentile shows up without editing any JSON.
@@ -30,6 +33,7 @@ from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
 RESULTS_UID = "nsb-results"
 TRIALS_UID = "nsb-trials"
 NFVI_UID = "nsb-nfvi"
+TREND_UID = "nsb-trend"
 TAG = "nsb"
 GRID_COLUMNS = 24
 
@@ -70,12 +74,29 @@ def _variables(ds: dm.DataSourceRef) -> list[db.QueryVariable]:
     return [task, scenario]
 
 
+def _trend_variables(ds: dm.DataSourceRef) -> list[db.QueryVariable]:
+    test_case = (db.QueryVariable(panels.TEST_CASE_VAR).label("Test case")
+                 .description("task files (without .yaml) whose runs to follow")
+                 .query(tag_values(m.RESULT, m.TEST_CASE)).datasource(ds).multi(True)
+                 .include_all(False).refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+                 .sort(dm.VariableSort.ALPHABETICAL_ASC))
+    scenario = (db.QueryVariable(panels.SCENARIO_VAR).label("Scenario")
+                .description("scenarios of the test cases")
+                .query(tag_values(m.RESULT, m.SCENARIO,
+                                  [matches(m.TEST_CASE, panels.TEST_CASE_VAR)]))
+                .datasource(ds).multi(True).include_all(True)
+                .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+                .sort(dm.VariableSort.ALPHABETICAL_ASC))
+    return [test_case, scenario]
+
+
 def _dashboard(uid: str, title: str, description: str, ds: dm.DataSourceRef,
-               refresh: str | None) -> db.Dashboard:
+               refresh: str | None, variables: list | None = None,
+               since: str = "now-24h") -> db.Dashboard:
     board = (db.Dashboard(title).uid(uid).description(description).tags([TAG])
-             .editable().time("now-24h", "now").timezone("browser")
+             .editable().time(since, "now").timezone("browser")
              .tooltip(dm.DashboardCursorSync.CROSSHAIR).links(panels.links())
-             .variables(_variables(ds)))
+             .variables(variables if variables is not None else _variables(ds)))
     return board.refresh(refresh) if refresh else board
 
 
@@ -125,6 +146,21 @@ def nfvi(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
                                 panels.vnf_context_switches(ds), panels.node_cores(ds)])
 
 
+def trend(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
+    board = _dashboard(TREND_UID, "nsb: trend", "Every run of the selected test cases over "
+                       "time: one point per run and frame size.", ds, None,
+                       _trend_variables(ds), since="now-90d")
+    p99 = m.latency_field("p99") if "p99" in measures.latency_percentiles else \
+        m.latency_field("avg")
+    return _with_panels(board, [
+        panels.trend(ds, m.THROUGHPUT_PPS, "NDR per run (packets/s)", "pps",
+                     "The throughput each run found, per frame size."),
+        panels.trend(ds, m.LINE_RATE_PCT, "NDR per run (% of line rate)", "percent",
+                     "The same in % of the line rate of the ports under test."),
+        panels.trend(ds, p99, "Latency at NDR per run (us)", "µs",
+                     "The latency percentile measured at each run's answer.")])
+
+
 _INTERVAL_ONLY = ("auto", "auto_min", "auto_count")
 
 
@@ -148,4 +184,5 @@ def dashboards(datasource_uid: str, measures: Measures | None = None) -> list[di
     boards = [results(ds, measures), trials(ds, measures)]
     if measures.nfvi:
         boards.append(nfvi(ds, measures))
+    boards.append(trend(ds, measures))
     return [to_json(board) for board in boards]

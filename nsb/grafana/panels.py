@@ -18,6 +18,7 @@ from nsb.grafana.queries import (
     InfluxQL,
     field,
     ident,
+    matches,
     mean,
     select,
     task_filter,
@@ -25,6 +26,7 @@ from nsb.grafana.queries import (
 
 TASK_VAR = "task_id"
 SCENARIO_VAR = "scenario"
+TEST_CASE_VAR = "test_case"
 # one series per frame size, task and scenario
 SERIES = "$tag_frame_size B $col ($tag_task_id $tag_scenario)"
 NFVI_SOURCES = f"{ident(m.SOURCE)} =~ /^{m.NFVI_SOURCE_PREFIX}/"
@@ -245,3 +247,17 @@ def links() -> list[db.DashboardLink]:
     return [db.DashboardLink("nsb").type(dm.DashboardLinkType.DASHBOARDS).tags(["nsb"])
             .as_dropdown(False).include_vars(True).keep_time(True).target_blank(False)
             .icon("external link").tooltip("").url("")]
+
+
+def trend(ds: dm.DataSourceRef, column: str, title: str, unit: str,
+          description: str) -> timeseries.Panel:
+    """One point per run of the selected test cases: a result over time."""
+    where = [matches(m.TEST_CASE, TEST_CASE_VAR), matches(m.SCENARIO, SCENARIO_VAR)]
+    query = select(m.RESULT, [(field(column), column)], where,
+                   group_by=[m.TEST_CASE, m.SCENARIO, m.FRAME_SIZE], time_filter=True)
+    alias = "$tag_frame_size B ($tag_test_case $tag_scenario)"
+    return (timeseries.Panel().title(title).description(description).datasource(ds)
+            .with_target(InfluxQL(query).ref_id("A").alias(alias).datasource(ds))
+            .unit(unit).draw_style(cm.GraphDrawStyle.LINE).show_points(cm.VisibilityMode.ALWAYS)
+            .point_size(7).legend(_legend(as_table=True)).tooltip(_tooltip()).span(24)
+            .height(9))

@@ -16,6 +16,7 @@ from nsb.grafana import measurements as m
 from nsb.grafana.dashboards import (
     NFVI_UID,
     RESULTS_UID,
+    TREND_UID,
     TRIALS_UID,
     Measures,
     dashboards,
@@ -98,13 +99,15 @@ def test_every_query_is_influxql_on_the_nsb_measurements_for_the_selected_task(b
             query = target["query"]
             measurement = re.search(r'FROM "(\w+)"', query).group(1)
             assert measurement in m.MEASUREMENTS, query
-            assert '"task_id" =~ /^$task_id$/' in query, query
+            selector = "test_case" if board["uid"] == TREND_UID else "task_id"
+            assert f'"{selector}" =~ /^${selector}$/' in query, query
             assert '"scenario" =~ /^$scenario$/' in query, query
             names = set(QUERY_FIELDS.findall(re.sub(r'AS "[^"]*"', "", query)))
             unknown = {n for n in names if n not in known_fields
                        and not re.fullmatch(r"latency_[a-z0-9.]+_us", n)}
             assert not unknown, f"{query}: {unknown}"
-    for p, target in targets(boards[TRIALS_UID]) + targets(boards[NFVI_UID]):
+    for p, target in targets(boards[TRIALS_UID]) + targets(boards[NFVI_UID]) + \
+            targets(boards[TREND_UID]):
         assert "$timeFilter" in target["query"], p["title"]
     for p, target in targets(boards[RESULTS_UID]):  # results whatever the time range
         assert "$timeFilter" not in target["query"], p["title"]
@@ -150,7 +153,7 @@ def test_throughput_bars_are_ordered_by_frame_size_as_numbers(boards):
 
 
 def test_the_task_and_scenario_variables(boards):
-    for board in boards.values():
+    for board in (b for uid, b in boards.items() if uid != TREND_UID):
         task, scenario = board["templating"]["list"]
         assert task["name"] == "task_id" and task["type"] == "query"
         assert task["query"] == 'SHOW TAG VALUES FROM "nsb_task" WITH KEY = "task_id"'
@@ -165,6 +168,19 @@ def test_the_task_and_scenario_variables(boards):
     assert panel(boards[RESULTS_UID], "Latency vs frame size")["repeat"] == "task_id"
 
 
+def test_the_trend_follows_test_cases_over_runs(boards):
+    trend = boards[TREND_UID]
+    test_case, scenario = trend["templating"]["list"]
+    assert test_case["query"] == 'SHOW TAG VALUES FROM "nsb_result" WITH KEY = "test_case"'
+    assert test_case["multi"] is True
+    assert scenario["includeAll"] is True and '"test_case" =~ /^$test_case$/' in scenario["query"]
+    assert trend["time"]["from"] == "now-90d"
+    queries = [target["query"] for _, target in targets(trend)]
+    assert [re.search(r'SELECT "(\S+)"', q).group(1) for q in queries] == [
+        "throughput_pps", "line_rate_pct", "latency_p99_us"]
+    assert all(q.endswith('GROUP BY "test_case", "scenario", "frame_size"') for q in queries)
+
+
 def test_latency_panels_follow_the_percentiles_nsb_measures():
     from nsb.vnfs.latency_probe import PERCENTILES
 
@@ -172,7 +188,8 @@ def test_latency_panels_follow_the_percentiles_nsb_measures():
     board = dashboards(UID, Measures(latency_percentiles=("p50", "p95")))[0]
     query = panel(board, "Latency vs frame size")["targets"][0]["query"]
     assert '"latency_p95_us"' in query and "p99" not in query
-    assert [b["uid"] for b in dashboards(UID, Measures(nfvi=False))] == [RESULTS_UID, TRIALS_UID]
+    assert [b["uid"] for b in dashboards(UID, Measures(nfvi=False))] == [RESULTS_UID, TRIALS_UID,
+                                                                        TREND_UID]
 
 
 # --- data source and export --------------------------------------------------------------------
@@ -203,7 +220,8 @@ def test_export_writes_provisioning_files(tmp_path):
     root = tmp_path / "prov"
     assert sorted(p.relative_to(root).as_posix() for p in written) == [
         "dashboards/json/nsb-nfvi.json", "dashboards/json/nsb-results.json",
-        "dashboards/json/nsb-trials.json", "dashboards/nsb.yaml", "datasources/nsb.yaml"]
+        "dashboards/json/nsb-trend.json", "dashboards/json/nsb-trials.json",
+        "dashboards/nsb.yaml", "datasources/nsb.yaml"]
     sources = yaml.safe_load((root / "datasources/nsb.yaml").read_text())
     assert sources["apiVersion"] == 1 and len(sources["datasources"]) == 1
     source = sources["datasources"][0]
