@@ -2,7 +2,7 @@
 
 ``dashboards(datasource_uid)`` builds the dashboard JSON models (grafana-foundation-sdk),
 ``push(url, token, influx)`` creates or updates the InfluxDB data source and the
-dashboards through Grafana's HTTP API (grafana-client), ``export(directory, influx)``
+dashboards through Grafana's HTTP API (urllib3), ``export(directory, influx)``
 writes provisioning files instead, and ``register(subparsers)`` adds ``nsb grafana``.
 """
 

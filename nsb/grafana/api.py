@@ -1,6 +1,6 @@
 """``push``: the InfluxDB data source and the dashboards into a running Grafana.
 
-Through Grafana's HTTP API with grafana-client: ``GET /api/health``, the data
+Through Grafana's HTTP API (urllib3, no client library): ``GET /api/health``, the data
 source looked up by name (``GET /api/datasources/name/:name``) then created
 (``POST /api/datasources``) or updated (``PUT /api/datasources/uid/:uid``), and each
 dashboard saved with ``POST /api/dashboards/db`` and ``overwrite``, so pushing
@@ -70,48 +70,97 @@ def _reason(exc: BaseException) -> str:
     return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
+class _HttpError(Exception):
+    def __init__(self, status: int, body):
+        super().__init__(f"HTTP {status}")
+        self.status, self.body = status, body
+
+
+class _NotJson(Exception):
+    pass
+
+
+class _Unreachable(Exception):
+    pass
+
+
+class _Http:
+    """The five JSON calls nsb makes, over urllib3 (already an nsb dependency)."""
+
+    def __init__(self, url: str, token: str | None, timeout: float):
+        import urllib3
+
+        parts = urllib.parse.urlsplit(url)
+        self.base = urllib.parse.urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1],
+                                             parts.path.rstrip("/") + "/api", "", ""))
+        self.headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        elif parts.username:
+            auth = f"{urllib.parse.unquote(parts.username)}:" \
+                   f"{urllib.parse.unquote(parts.password or '')}"
+            self.headers.update(urllib3.make_headers(basic_auth=auth))
+        self.pool = urllib3.PoolManager(timeout=urllib3.Timeout(total=timeout), retries=False)
+
+    def call(self, method: str, path: str, body: dict | None = None):
+        import json
+
+        import urllib3
+
+        try:
+            reply = self.pool.request(method, self.base + path, headers=self.headers,
+                                      body=json.dumps(body).encode() if body is not None
+                                      else None)
+        except urllib3.exceptions.NewConnectionError as exc:  # (a ConnectTimeoutError too)
+            raise _Unreachable(_reason(exc)) from exc
+        except urllib3.exceptions.TimeoutError as exc:
+            raise _Unreachable("timed out") from exc
+        except urllib3.exceptions.HTTPError as exc:
+            raise _Unreachable(_reason(exc)) from exc
+        try:
+            data = json.loads(reply.data or b"null")
+        except ValueError:
+            if reply.status >= 400:
+                raise _HttpError(reply.status, None) from None
+            raise _NotJson() from None
+        if reply.status >= 400:
+            raise _HttpError(reply.status, data)
+        return data
+
+
 @contextlib.contextmanager
 def _answers(where: str, action: str) -> Iterator[None]:
-    """grafana-client and niquests exceptions as one clear NsbError line."""
-    import niquests.exceptions
-    from grafana_client.client import GrafanaException, GrafanaTimeoutError
-
+    """HTTP failures as one clear NsbError line."""
     try:
         yield
-    except GrafanaTimeoutError as exc:
-        raise GrafanaUnreachable(f"Grafana at {where} did not answer in time ({action})") \
-            from exc
-    except GrafanaException as exc:
-        status = exc.status_code
-        if status == 401:
+    except _Unreachable as exc:
+        if str(exc) == "timed out":
+            raise GrafanaUnreachable(f"Grafana at {where} did not answer in time ({action})") \
+                from None
+        raise GrafanaUnreachable(f"cannot reach Grafana at {where}: {exc}") from None
+    except _HttpError as exc:
+        if exc.status == 401:
             raise GrafanaAuthError(
                 f"Grafana at {where} rejected the credentials (401 Unauthorized) when trying to "
                 f"{action}: give a valid service account token with --token or "
                 "NSB_GRAFANA_TOKEN") from None
-        if status == 403:
+        if exc.status == 403:
             raise GrafanaAuthError(
                 f"Grafana at {where} refused to {action} (403 Forbidden): the token's service "
                 "account needs the Admin role to manage data sources and dashboards") from None
-        if not status:
-            raise GrafanaUnreachable(f"cannot reach Grafana at {where}: {_reason(exc)}") \
-                from None
-        message = exc.response.get("message") if isinstance(exc.response, dict) else None
-        raise GrafanaError(f"Grafana at {where} could not {action}: HTTP {status}"
+        message = exc.body.get("message") if isinstance(exc.body, dict) else None
+        raise GrafanaError(f"Grafana at {where} could not {action}: HTTP {exc.status}"
                            + (f": {message}" if message else "")) from None
-    except niquests.exceptions.JSONDecodeError:
+    except _NotJson:
         raise GrafanaError(f"{where} does not answer like Grafana (no JSON) when trying to "
                            f"{action}; is it the Grafana URL?") from None
-    except niquests.exceptions.RequestException as exc:
-        raise GrafanaUnreachable(f"cannot reach Grafana at {where}: {_reason(exc)}") from None
 
 
-def _find_datasource(api, name: str) -> dict | None:
-    from grafana_client.client import GrafanaClientError
-
+def _find_datasource(api: _Http, name: str) -> dict | None:
     try:
-        return api.datasource.get_datasource_by_name(urllib.parse.quote(name, safe=""))
-    except GrafanaClientError as exc:
-        if exc.status_code == 404:
+        return api.call("GET", "/datasources/name/" + urllib.parse.quote(name, safe=""))
+    except _HttpError as exc:
+        if exc.status == 404:
             return None
         raise
 
@@ -124,19 +173,13 @@ def push(url: str, token: str | None, influx_settings: InfluxSettings, *,
     ``url`` is Grafana's base URL (``http://host:3000``, or with a sub-path); without
     a token, a ``user:password@`` in the URL is used for basic auth.
     """
-    from grafana_client import GrafanaApi
-
     where = public_url(url)
     if not url.startswith(("http://", "https://")):
         raise GrafanaError(f"Grafana URL must start with http:// or https://: {where}")
-    parts = urllib.parse.urlsplit(url)
-    if parts.path.strip("/") and not parts.path.endswith("/"):
-        # a sub-path: grafana-client appends "api" to the path as it is
-        url = urllib.parse.urlunsplit(parts._replace(path=parts.path + "/"))
-    api = GrafanaApi.from_url(url, credential=token or None, timeout=timeout)
+    api = _Http(url, token, timeout)
 
     with _answers(where, "report its health"):
-        health = api.client.GET("/health")
+        health = api.call("GET", "/health")
     if not isinstance(health, dict) or "version" not in health:
         raise GrafanaError(f"{where} does not answer like Grafana (GET /api/health)")
     if health.get("database", "ok") != "ok":
@@ -147,7 +190,7 @@ def push(url: str, token: str | None, influx_settings: InfluxSettings, *,
         existing = _find_datasource(api, influx_settings.name)
     if existing is None:
         with _answers(where, f"create the data source '{influx_settings.name}'"):
-            answer = api.datasource.create_datasource(model)
+            answer = api.call("POST", "/datasources", model)
         uid = answer["datasource"]["uid"]
         LOG.info("created Grafana data source %s (uid %s)", influx_settings.name, uid)
     else:
@@ -157,7 +200,7 @@ def push(url: str, token: str | None, influx_settings: InfluxSettings, *,
         if influx_settings.v2 and header and "secureJsonData" not in model:
             model["jsonData"]["httpHeaderName1"] = header  # keep using the token Grafana has
         with _answers(where, f"update the data source '{influx_settings.name}'"):
-            api.datasource.update_datasource_by_uid(uid, model)
+            api.call("PUT", f"/datasources/uid/{urllib.parse.quote(uid, safe='')}", model)
         LOG.info("updated Grafana data source %s (uid %s)", influx_settings.name, uid)
     result = PushResult(grafana_version=str(health["version"]), datasource_uid=uid,
                         datasource_created=existing is None)
@@ -167,7 +210,7 @@ def push(url: str, token: str | None, influx_settings: InfluxSettings, *,
         if folder_uid:
             body["folderUid"] = folder_uid
         with _answers(where, f"save the dashboard '{board['title']}'"):
-            saved = api.dashboard.update_dashboard(body)
+            saved = api.call("POST", "/dashboards/db", body)
         result.dashboards.append(SavedDashboard(
             uid=saved.get("uid", board["uid"]), title=board["title"],
             url=urllib.parse.urljoin(where, saved.get("url", f"d/{board['uid']}")),

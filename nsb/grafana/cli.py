@@ -1,6 +1,6 @@
 """`nsb grafana push|export`: argparse wiring and handlers.
 
-grafana-client and grafana-foundation-sdk are imported inside the handlers, so
+urllib3 and grafana-foundation-sdk are imported inside the handlers, so
 `nsb --help` stays fast. Where the data source points comes, lowest first, from
 the influxdb output's settings (nsb.conf ``[influxdb]``, NSB_INFLUXDB_TOKEN,
 NSB_INFLUXDB_PASSWORD) and the ``--influx-*`` options; the Grafana token from

@@ -2,7 +2,7 @@
 
 Grafana cannot be installed here; the double checks every request against
 Grafana's documented HTTP API and answers as Grafana does. The push goes through
-grafana-client over real HTTP on the loopback interface.
+nsb's Grafana client over real HTTP on the loopback interface.
 """
 
 from __future__ import annotations
