@@ -43,6 +43,9 @@ def _task_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, metavar="SECONDS",
                         help="every scenario's trial length instead of the task's (the "
                              "full-length trials of fastndr and mlrsearch)")
+    parser.add_argument("--rate", metavar="RATE",
+                        help="ndr (the task's search), ndr_pdr (MLRsearch NDR and PDR), or a "
+                             "fixed rate: 50%% of line rate, 2Mpps, 500kpps, 1000pps")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,7 +220,7 @@ def _load_task(args):
                            "--task-args" if args.task_args else args.task_args_file)
     from nsb.task import overrides
 
-    return overrides.apply(task, args.frame_size, args.duration)
+    return overrides.apply(task, args.frame_size, args.duration, args.rate)
 
 
 def _plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):

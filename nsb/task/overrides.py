@@ -1,5 +1,10 @@
-"""`--frame-size` and `--duration` for any task, as NFVbench offers them: the
-same test case at other frame sizes or trial lengths without editing its file.
+"""`--frame-size`, `--duration` and `--rate` for any task, as NFVbench offers
+them: the same test case at other frame sizes, trial lengths or rates without
+editing its file.
+
+`--rate` is `ndr` (the task's own search), `ndr_pdr` (MLRsearch's NDR and 0.5 %
+PDR goals), `50%` (of line rate) or `2Mpps`/`500kpps`/`1000pps` (a fixed rate:
+one trial per frame size, judged with the task's tolerated loss).
 
 Each profile names its frame sizes `packet_sizes` (NSB's key); the trial length
 is `duration` (binsearch, fixed, ramp, acl), `final_trial_duration` (fastndr) or
@@ -9,6 +14,7 @@ without either refuses the override in one line.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from nsb import plugins
@@ -18,7 +24,16 @@ from nsb.task.model import PluginSpec, Task
 DURATION_KEYS = ("duration", "final_trial_duration")
 
 
-def apply(task: Task, frame_sizes: list[int] | None, duration_s: float | None) -> Task:
+_RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(%|pps|kpps|Mpps)\s*$")
+_PPS_UNITS = {"pps": 1.0, "kpps": 1e3, "Mpps": 1e6}
+CARRIED = ("packet_sizes", "interface_speed_gbps", "tolerated_loss", "flows")
+
+
+def apply(task: Task, frame_sizes: list[int] | None, duration_s: float | None,
+          rate: str | None = None) -> Task:
+    if rate and rate.strip() != "ndr":
+        task = replace(task, scenarios=tuple(replace(s, profile=_rate_profile(s.profile, rate))
+                                             for s in task.scenarios))
     if not frame_sizes and duration_s is None:
         return task
     for size in frame_sizes or []:
@@ -54,3 +69,36 @@ def _profile(spec: PluginSpec, frame_sizes, duration_s) -> PluginSpec:
                                 "--duration")
             options[key] = duration_s
     return replace(spec, options=options)
+
+
+def _rate_profile(spec: PluginSpec, rate: str) -> PluginSpec:
+    """The traffic profile ``--rate`` asks for, with the task's frame sizes, speed,
+    tolerated loss, flows and trial length."""
+    properties = (getattr(plugins.load_class("nsb.traffic_profiles", spec), "OPTIONS_SCHEMA",
+                          None) or {}).get("properties", {})
+    carried = {key: spec.options[key] for key in CARRIED
+               if key in spec.options and key in properties}
+    duration = next((spec.options[k] for k in DURATION_KEYS if k in spec.options), None)
+    if rate.strip() == "ndr_pdr":
+        options = {k: v for k, v in carried.items() if k != "tolerated_loss"}
+        if duration is not None:
+            options["goals"] = [{"name": "NDR", "loss_ratio": 0.0,
+                                 "final_trial_duration": duration, "duration_sum": duration},
+                                {"name": "PDR", "loss_ratio": 0.005,
+                                 "final_trial_duration": duration, "duration_sum": duration}]
+        return replace(spec, type="mlrsearch", options=options, type_key="type")
+    match = _RATE.match(rate)
+    if not match:
+        raise TaskError(f"{rate!r} is not a rate; give ndr, ndr_pdr, a % of line rate (50%) "
+                        "or a packet rate (2Mpps, 500kpps, 1000pps)", "--rate")
+    value, unit = float(match.group(1)), match.group(2)
+    options = {**carried, "duration": duration if duration is not None else 60}
+    if unit == "%":
+        if not 0 < value <= 100:
+            raise TaskError(f"{rate!r}: a % of line rate is above 0 and at most 100", "--rate")
+        options["rate_pct"] = value
+    else:
+        if value <= 0:
+            raise TaskError(f"{rate!r}: a rate is above 0", "--rate")
+        options["rate_pps"] = value * _PPS_UNITS[unit]
+    return replace(spec, type="fixed", options=options, type_key="type")

@@ -53,3 +53,31 @@ def test_bad_overrides_are_one_line(nsb_main):
     code, _, err = nsb_main("task", "validate", str(SAMPLE), "--duration", "0")
     assert code == 2 and err.strip() == ("nsb: error: --duration: must be a positive number "
                                          "of seconds, got 0")
+
+
+@pytest.mark.parametrize("rate, kind, expected", [
+    ("50%", "fixed", {"rate_pct": 50.0}),
+    ("2Mpps", "fixed", {"rate_pps": 2e6}),
+    ("500kpps", "fixed", {"rate_pps": 5e5}),
+    ("ndr_pdr", "mlrsearch", {}),
+])
+def test_rate_replaces_the_search_keeping_the_task_s_traffic(rate, kind, expected):
+    spec = _profile(overrides.apply(loader.load(SAMPLE), None, None, rate))
+    assert spec.type == kind
+    assert spec.options["packet_sizes"] == [64, 512, 1518]
+    assert spec.options["interface_speed_gbps"] == 1
+    for key, value in expected.items():
+        assert spec.options[key] == value
+    if kind == "fixed":
+        assert spec.options["duration"] == 2 and spec.options["tolerated_loss"] == 0.01
+    else:
+        assert [g["name"] for g in spec.options["goals"]] == ["NDR", "PDR"]
+        assert spec.options["goals"][0]["final_trial_duration"] == 2
+
+
+def test_rate_ndr_keeps_the_task_s_search_and_bad_rates_are_one_line(nsb_main):
+    assert _profile(overrides.apply(loader.load(SAMPLE), None, None, "ndr")).type == "binsearch"
+    code, _, err = nsb_main("task", "validate", str(SAMPLE), "--rate", "fast")
+    assert code == 2 and err.startswith("nsb: error: --rate: 'fast' is not a rate")
+    code, out, err = nsb_main("task", "start", "--dry-run", str(SAMPLE), "--rate", "10%")
+    assert code == 0 and "type: fixed" in out and "rate_pct: 10.0" in out, err
