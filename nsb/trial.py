@@ -45,6 +45,9 @@ class TrialResult:
     # while sending; the counts then cover a little more than duration_s
     measured_tx_pps: float | None = None
     measured_rx_pps: float | None = None
+    # frames the generator was asked to send in the trial (None: rate x duration);
+    # MLRsearch judges loss against it
+    intended_packets: int | None = None
 
     @property
     def lost_packets(self) -> int:

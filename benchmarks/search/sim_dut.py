@@ -111,7 +111,7 @@ class SimulatedDut(TrafficGen):
         lost = min(offered, lost)
         return TrialResult(trial=trial, tx_packets=offered, rx_packets=offered - lost,
                            elapsed_s=trial.duration_s,
-                           extra={"requested_packets": offered, "probe_packets": 0})
+                           intended_packets=offered, extra={"probe_packets": 0})
 
 
 def _poisson(rng: random.Random, mean: float) -> int:

@@ -45,6 +45,7 @@ def trial_record(event: TrialDone) -> dict:
         "elapsed_s": result.elapsed_s, "generator_limited": result.generator_limited,
         "verdict": event.verdict, "reason": event.reason,
         "search_lower_pct": event.lower_pct, "search_upper_pct": event.upper_pct,
+        "intended_packets": result.intended_packets,
         "latency": latency_record(result.latency), "ports": result.ports,
         "extra": result.extra,
     }

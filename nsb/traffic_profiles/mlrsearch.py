@@ -207,13 +207,12 @@ class _Measurer:
         self.session.trial_done(index, result, verdict, pct, 0.0, 100.0, reason)
         self.results.append(result)
         self.verdicts.append(verdict)
-        asked = int(result.extra.get("requested_packets") or round(trial.rate_pps
-                                                                    * trial.duration_s))
+        asked = result.intended_packets or round(trial.rate_pps * trial.duration_s)
         return MeasurementResult(intended_duration=trial.duration_s,
                                  intended_load=trial.rate_pps,
                                  offered_count=result.tx_packets,
                                  loss_count=max(0, result.lost_packets),
-                                 intended_count=max(asked, 1),
+                                 intended_count=max(int(asked), 1),
                                  duration_with_overheads=result.elapsed_s)
 
     def fallback_proof(self, goal: dict, min_load: float, max_load: float,

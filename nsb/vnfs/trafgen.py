@@ -187,8 +187,8 @@ class TrafgenGenerator(TrafficGen):
                            elapsed_s=elapsed, latency=latency, generator_limited=limited,
                            ports=ports, measured_tx_pps=sent_pps + probe_sent / trial.duration_s,
                            measured_rx_pps=rx / max(elapsed, trial.duration_s),
-                           extra={"requested_packets": per_port_count * len(senders),
-                                  "probe_packets": probe_sent})
+                           intended_packets=per_port_count * len(senders),
+                           extra={"probe_packets": probe_sent})
 
     def _check_frame_fits(self, frame_size: int) -> None:
         for stream in self.streams:

@@ -55,4 +55,4 @@ class SimulatedDutGenerator(TrafficGen):
         return TrialResult(trial=trial, tx_packets=sent, rx_packets=received,
                            elapsed_s=trial.duration_s, latency=latency,
                            generator_limited=sent < 0.95 * asked,
-                           extra={"requested_packets": asked, "probe_packets": 0})
+                           intended_packets=asked, extra={"probe_packets": 0})
