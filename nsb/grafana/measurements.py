@@ -15,11 +15,10 @@ docs/influxdb.md). Each trial, result and KPI sample is one point:
 
 from __future__ import annotations
 
-TASK = "nsb_task"
-TRIAL = "nsb_trial"
-RESULT = "nsb_result"
-KPI = "nsb_kpi"
-MEASUREMENTS = (TASK, TRIAL, RESULT, KPI)
+# the names the influxdb output writes, defined there once
+from nsb.outputs.influx_points import KPI, RESULT, TASK, TRIAL
+
+MEASUREMENTS = (TASK, TRIAL, RESULT, KPI)  # the ones the dashboards query
 
 # tags
 TASK_ID = "task_id"
