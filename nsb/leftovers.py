@@ -34,7 +34,17 @@ from nsb.runinfo import short_tag
 
 LOG = logging.getLogger(__name__)
 
-STATE_DIR = Path(os.environ.get("NSB_STATE_DIR", "/run/nsb/runs"))
+def _state_dir() -> Path:
+    """/run/nsb/runs for root; a user's own runtime (or cache) directory otherwise."""
+    if os.environ.get("NSB_STATE_DIR"):
+        return Path(os.environ["NSB_STATE_DIR"])
+    if os.geteuid() == 0:
+        return Path("/run/nsb/runs")
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".cache")
+    return Path(runtime) / "nsb" / "runs"
+
+
+STATE_DIR = _state_dir()
 HUGEPAGE_DIRS = (Path("/dev/hugepages"), Path("/mnt/huge"))
 _TASK_ID = re.compile(r"^[0-9a-z][0-9a-z-]{6,38}[0-9a-z]$")
 _PLURAL = {"process": "processes"}
