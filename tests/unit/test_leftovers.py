@@ -1,0 +1,31 @@
+"""The run registry: a live run is never touched, a gone one is cleaned and marked."""
+
+import json
+
+from nsb import leftovers
+
+
+def test_a_live_run_is_left_alone_and_a_gone_one_is_marked_killed(tmp_path, monkeypatch):
+    monkeypatch.setattr(leftovers, "STATE_DIR", tmp_path / "runs")
+    results = tmp_path / "results" / "261122-000000-abcdef"
+    results.mkdir(parents=True)
+    (results / "results.json").write_text(json.dumps({"task": {"status": "running"}}))
+    with leftovers.registered("261122-000000-abcdef", results, "tc.yaml"):
+        entry = tmp_path / "runs" / "261122-000000-abcdef.json"
+        assert json.loads(entry.read_text())["results_dir"] == str(results)
+        assert leftovers.clean_killed_runs() == []  # its lock is held: alive
+        assert entry.exists()
+    assert not entry.exists()  # a run that ends takes its entry with it
+    # a run killed with SIGKILL leaves its entry, unlocked
+    entry.write_text(json.dumps({"task_id": "261122-000000-abcdef",
+                                 "results_dir": str(results)}))
+    (removed,) = leftovers.clean_killed_runs()
+    assert removed.task_id == "261122-000000-abcdef" and not entry.exists()
+    doc = json.loads((results / "results.json").read_text())
+    assert doc["task"]["status"] == "killed" and "killed" in doc["task"]["error"]
+
+
+def test_summary_counts_what_was_removed():
+    removed = leftovers.Removed("x", ["process 1", "process 2", "namespace nsb-x-tg",
+                                      "path /tmp/nsb-x"])
+    assert removed.summary() == "2 processes, 1 namespace, 1 path"
