@@ -72,7 +72,7 @@ class FastNdrProfile(TrafficProfile):
             "short_trial_duration": {"type": "number", "exclusiveMinimum": 0, "default": 1.0},
             "relative_width": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5,
                                "default": 0.005},
-            "max_final_trials": {"type": "integer", "minimum": 1, "default": 30},
+            "max_final_trials": {"type": "integer", "minimum": 1, "default": 60},
             "min_loss_free_s": {"type": "number", "exclusiveMinimum": 0},
             "loss_retries": {"type": "integer", "minimum": 0, "default": 0},
             "prove": {"type": "boolean", "default": True},

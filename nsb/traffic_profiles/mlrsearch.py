@@ -72,7 +72,7 @@ class MlrSearchProfile(TrafficProfile):
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
             "latency_duration": {"type": "number", "exclusiveMinimum": 0},
-            "fallback_final_trials": {"type": "integer", "minimum": 0, "default": 30},
+            "fallback_final_trials": {"type": "integer", "minimum": 0, "default": 60},
         },
     }
 
