@@ -70,10 +70,12 @@ def uncertainty_pct(results: list[dict]) -> float | None:
     standard deviation); None when nothing says."""
     found = []
     for result in results:
-        ndr = result.get("throughput_pps") or 0.0
-        failing = (result.get("evidence") or {}).get("lowest_failing_pps")
-        if ndr > 0 and failing:
-            found.append(100.0 * (failing - ndr) / ndr)
+        evidence = result.get("evidence") or {}
+        asked = evidence.get("rate_pps") or result.get("throughput_pps") or 0.0
+        failing = evidence.get("lowest_failing_pps")
+        # a generator-limited answer's interval says nothing about the DUT
+        if asked > 0 and failing and result.get("limited_by") == "dut":
+            found.append(100.0 * (failing - asked) / asked)
         if isinstance(result.get("noise"), (int, float)):
             found.append(100.0 * result["noise"])
     rates = [r.get("throughput_pps") for r in results if r.get("throughput_pps")]

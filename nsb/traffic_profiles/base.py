@@ -140,6 +140,7 @@ def evidence(best: TrialResult | None, judged: list[tuple[TrialResult, str]]) ->
     at_rate = [(r, v) for r, v in judged if same_rate(r)]
     return {
         **found,
+        "rate_pps": best.trial.rate_pps,  # the rate asked of the trial that backs the answer
         "full_trials_passed": sum(v == PASS and r.trial.duration_s >= full
                                   for r, v in at_rate),
         "loss_free_s": sum(r.trial.duration_s for r, v in at_rate

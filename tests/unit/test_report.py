@@ -473,3 +473,12 @@ def test_pdv_is_the_99_9th_percentile_delay_less_the_minimum(tmp_path):
     assert rows[1]["pdv_us"] is None
     page = html.render([loading.load("pdv", tmp_path)])
     assert "<th>PDV (us)</th>" in page and "25.0" in page
+
+
+def test_a_generator_limited_answer_has_no_search_interval_uncertainty():
+    record = _with_evidence(64, 100_000, 1_000_000)
+    record["limited_by"] = "generator"  # trafgen sent 100 kpps of the 900 kpps asked
+    record["evidence"]["rate_pps"] = 900_000.0
+    assert summary.uncertainty_pct([record]) is None
+    record["limited_by"] = "dut"
+    assert summary.uncertainty_pct([record]) == pytest.approx(100 * (1e6 - 9e5) / 9e5)
