@@ -238,6 +238,7 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
             vnf.instantiate()
         for vnf in [*scenario.vnfs, scenario.generator]:
             vnf.wait_until_ready(run.vnf_start_timeout_s)
+        _running_versions([*scenario.vnfs, scenario.generator], run, bus)
         sampler = _nfvi_sampler(scenario, run, bus)
         teardown.callback(sampler.stop)
 
@@ -278,6 +279,21 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
             if dead and dead not in str(exc):
                 raise RunError(f"{dead}; the trials measured before are kept") from exc
             raise
+
+
+def _running_versions(vnfs: list[Vnf], run: RunInfo, bus: EventBus) -> None:
+    """What the running VNFs say they are, added to their node's platform facts."""
+    by_node: dict[str, dict] = {}
+    for vnf in vnfs:
+        try:
+            versions = vnf.software_versions()
+        except NsbError as exc:  # a version is a fact, not a reason to stop
+            LOG.debug("%s: no version: %s", vnf.name, exc)
+            continue
+        if versions:
+            by_node.setdefault(vnf.node.name, {}).update(versions)
+    for node, versions in by_node.items():
+        bus.emit(PlatformFacts(run.task_id, "", node=node, facts={"versions": versions}))
 
 
 def _dead_vnf(vnfs: list[Vnf]) -> str | None:

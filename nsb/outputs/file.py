@@ -68,8 +68,13 @@ class FileOutput(Output):
         if isinstance(event, TaskStarted):
             doc["plan"] = event.plan
             self._write()  # "running" from the start: a killed run is found by its status
-        elif isinstance(event, PlatformFacts):
-            doc["platform"][event.node] = event.facts
+        elif isinstance(event, PlatformFacts):  # later facts of a node add to the first
+            facts = doc["platform"].setdefault(event.node, {})
+            for key, value in event.facts.items():
+                if isinstance(value, dict) and isinstance(facts.get(key), dict):
+                    facts[key] = {**facts[key], **value}
+                else:
+                    facts[key] = value
         elif isinstance(event, TrialDone):
             doc["trials"].append(records.trial_record(event))
             self._write()  # a trial's worth of lab time is never lost

@@ -59,6 +59,11 @@ class Vnf(abc.ABC):
     def required_binaries(self) -> list[str]:
         return []
 
+    def software_versions(self) -> dict[str, str]:
+        """Versions the running VNF reports itself (not what a package manager says),
+        e.g. {"testpmd0: DPDK": "DPDK 22.11.5"}; read once it is ready."""
+        return {}
+
     def preflight(self, facts: dict) -> list[str]:
         """Problems with the node (its platform ``facts``) that stop this VNF from
         running, one line each; checked before any VNF starts."""

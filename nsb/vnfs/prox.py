@@ -207,8 +207,12 @@ class ProxVnf(Vnf):
                 time.sleep(0.2)
         self.client = ProxClient(sock, self.name)
         prox, dpdk = self.client.version()
+        self.running_versions = {f"{self.name}: PROX": prox, f"{self.name}: DPDK": dpdk}
         LOG.info("%s: PROX %s (DPDK %s) ready on %s", self.name, prox, dpdk, self.node.name)
         self.on_ready()
+
+    def software_versions(self) -> dict[str, str]:
+        return dict(getattr(self, "running_versions", {}))
 
     def on_ready(self) -> None:  # noqa: B027 - hook for the generator
         """Called once the control socket answers."""

@@ -128,6 +128,12 @@ class TestpmdVnf(Vnf):
         return dpdk_telemetry.ports_not_forwarding(reply, {p: self.interfaces[p].name
                                                            for p in ports})
 
+    def software_versions(self) -> dict[str, str]:
+        reply = dpdk_telemetry.query(self.executor, self.file_prefix, ["/info"], timeout_s=5)
+        info = reply.get("/info") or {}
+        version = info.get("version") if isinstance(info, dict) else None
+        return {f"{self.name}: DPDK": str(version)} if version else {}
+
     def collect_kpi(self) -> dict[str, float]:
         ports = list(range(len(self.interfaces)))
         reply = dpdk_telemetry.query(self.executor, self.file_prefix,

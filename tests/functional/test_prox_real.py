@@ -60,6 +60,9 @@ def test_sample_end_to_end_with_real_prox(results_conf, tmp_path):
     task_id, doc = results_of(tmp_path / "results")
     assert doc["task"]["status"] == "ok"
     assert [r["frame_size"] for r in doc["results"]] == [64, 512, 1518]
+    # what the running PROX instances say they are (its `version` command)
+    versions = {**doc["platform"]["tg_0"]["versions"], **doc["platform"]["vnf_0"]["versions"]}
+    assert versions["tg__0: PROX"] == versions["vnf__0: PROX"] and versions["vnf__0: DPDK"]
     for trial in doc["trials"]:
         lost = trial["tx_packets"] - trial["rx_packets"]
         assert lost >= 0, trial  # the lat tasks never count more than the gen tasks sent

@@ -83,6 +83,9 @@ def test_sample_runs_and_reports_consistent_results(results_conf, tmp_path):
     assert "1518" in out
     # platform facts and testpmd's port counters as KPIs
     assert doc["platform"]["sut"]["cpus"] >= 1 and doc["platform"]["sut"]["kernel"]
+    # the version the running testpmd reports through telemetry, beside the package's
+    assert doc["platform"]["sut"]["versions"]["testpmd0: DPDK"].startswith("DPDK 22.11")
+    assert doc["platform"]["sut"]["os_release"]
     assert doc["platform"]["sut"]["numa_layout"]  # CPUs per NUMA node, as lscpu reports
     nic = doc["platform"]["sut"]["nics"]["xe0"]
     assert nic["driver"] == "veth"
