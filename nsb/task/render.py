@@ -60,7 +60,8 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
     except jinja2.TemplateError as exc:
         raise TaskError(f"template error: {exc}", file, _template_line(exc, file)) from None
     except RecursionError as exc:
-        raise TaskError("template error: recursion too deep (a macro calling itself?)", file,
+        raise TaskError("template error: nested or recursive too deeply (thousands of nested "
+                        "brackets or blocks, or a macro calling itself)", file,
                         _template_line(exc, file)) from None
     except MemoryError as exc:
         raise TaskError(f"template error: needs more than the {limits.MEMORY_MB} MB a "

@@ -100,7 +100,7 @@ def test_the_memory_ceiling_is_lifted_after_rendering():
 def test_input_files_must_be_small_regular_utf8(tmp_path):
     big = tmp_path / "big.yaml"
     big.write_bytes(b"#" * (input_file.MAX_INPUT_BYTES + 1))
-    with pytest.raises(TaskError, match="more than the 1 MiB"):
+    with pytest.raises(TaskError, match="more than the 512 KiB"):
         input_file.read_text(big)
     bad = tmp_path / "bad.yaml"
     bad.write_bytes(b"a: 1\nb: caf\xe9\n")
