@@ -106,8 +106,7 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
 
 
 def _key_path(pod_path: Path, key: str, doc, at: tuple) -> str:
-    if "\0" in key:
-        raise doc.error(at, "a file path cannot contain a NUL byte")
+    input_file.check_path_text(key, lambda message: doc.error(at, message))
     try:
         expanded = Path(key).expanduser()
     except RuntimeError:  # ~user of a user this machine does not have

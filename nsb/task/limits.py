@@ -7,6 +7,7 @@ rendering as the last resort.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -81,15 +82,12 @@ def _check_width(name: str, args: Iterable, kwargs: dict) -> None:
 
 
 def _bounded_filter(name: str, function):
+    @functools.wraps(function)  # keeps Jinja's jinja_pass_arg marker
     def bounded(*args, **kwargs):
         _check_width(name, args[1:], kwargs)
         if name == "format" and args:
             _check_format(args[0])
         return function(*args, **kwargs)
-    bounded.__wrapped__ = function
-    for marker in ("jinja_pass_arg",):
-        if hasattr(function, marker):
-            setattr(bounded, marker, getattr(function, marker))
     return bounded
 
 

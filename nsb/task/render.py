@@ -37,10 +37,11 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
     env = limits.LimitedEnvironment(undefined=undefined, keep_trailing_newline=True,
                                     finalize=_as_yaml_value)
     try:
+        parsed = env.parse(text)
         names = _NAMES_USED.get()
         if names is not None:
-            names |= meta.find_undeclared_variables(env.parse(text))
-        template = env.from_string(text)
+            names |= meta.find_undeclared_variables(parsed)
+        template = env.from_string(parsed)
         template.filename = file
         with limits.bounded(file):
             return limits.join_bounded(
@@ -208,8 +209,6 @@ def _check_value(value, path: tuple, error) -> None:
         if bad is not None:
             what = "a line break" if bad in "\r\n" else f"the character {bad!r}"
             raise error(path, f"a value must be one line of printable text; it holds {what}")
-        if any("\ud800" <= c <= "\udfff" for c in value):
-            raise error(path, "a value must be valid Unicode text (a lone surrogate)")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_value(item, path + (key,), error)

@@ -82,8 +82,7 @@ _TOPOLOGY_SCHEMA = {
                     "required": ["member-vnf-index", "vnfd-id-ref", "VNF model"],
                     "properties": {"member-vnf-index": _INDEX,
                                    "vnfd-id-ref": {"type": "string"},
-                                   "VNF model": {"type": "string", "minLength": 1,
-                                                 "pattern": "^[^\\x00]*$"}},
+                                   "VNF model": {"type": "string", "minLength": 1}},
                 }},
                 "vld": {"type": "array", "items": {
                     "type": "object",
@@ -220,7 +219,9 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
             raise topo.error(member_at + ("vnfd-id-ref",), f"'{name}' is not bound to a node in "
                              f"the task's scenario 'nodes' ({', '.join(bindings)})")
         node = bindings[name]
-        descriptor = input_file.resolve(topology_path.parent / member["VNF model"])
+        model = input_file.check_path_text(member["VNF model"],
+                                           Where(topo, member_at + ("VNF model",)).error)
+        descriptor = input_file.resolve(topology_path.parent / model)
         plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node), values,
                             f"{name} (node {node})")
         vnfs.append(VnfSpec(type=plugin, name=name, node=node, options=options.get(name, {}),
