@@ -244,9 +244,9 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
 
         def sample_kpis(trial_index: int) -> None:
             sampler.stop()
-            dead = _dead_vnf([*scenario.vnfs, scenario.generator])
-            if dead:
-                raise RunError(f"{dead}; the trials measured before are kept")
+            death = _vnf_death([*scenario.vnfs, scenario.generator])
+            if death is not None:
+                raise death
             for vnf in scenario.vnfs:
                 kpis = vnf.collect_kpi()
                 if kpis:
@@ -275,9 +275,9 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
         except Interrupted:
             raise
         except Exception as exc:  # a VNF that died is the cause, whatever failed next
-            dead = _dead_vnf([*scenario.vnfs, scenario.generator])
-            if dead and dead not in str(exc):
-                raise RunError(f"{dead}; the trials measured before are kept") from exc
+            death = _vnf_death([*scenario.vnfs, scenario.generator])
+            if death is not None and str(death) != str(exc):
+                raise death from exc
             raise
 
 
@@ -296,9 +296,9 @@ def _running_versions(vnfs: list[Vnf], run: RunInfo, bus: EventBus) -> None:
         bus.emit(PlatformFacts(run.task_id, "", node=node, facts={"versions": versions}))
 
 
-def _dead_vnf(vnfs: list[Vnf]) -> str | None:
-    """'testpmd0 (testpmd) on node sut was killed by SIGKILL', for the first VNF whose
-    long-running process has ended, else None."""
+def _vnf_death(vnfs: list[Vnf]) -> RunError | None:
+    """'testpmd0 (testpmd) on node sut was killed by SIGKILL during the run; ...' for
+    the first VNF whose long-running process has ended, else None."""
     for vnf in vnfs:
         for process in vnf.processes():
             try:
@@ -314,7 +314,8 @@ def _dead_vnf(vnfs: list[Vnf]) -> str | None:
                     how = f"was killed by signal {-code}"
             else:
                 how = f"exited with code {code}"
-            return f"{vnf.name} ({vnf.spec.type}) on node {vnf.node.name} {how} during the run"
+            return RunError(f"{vnf.name} ({vnf.spec.type}) on node {vnf.node.name} {how} "
+                            "during the run; the trials measured before are kept")
     return None
 
 

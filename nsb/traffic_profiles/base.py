@@ -123,6 +123,12 @@ class Session:
         return short, (f"the generator sent at most {short.tx_rate_pps:,.0f} pps without loss "
                        f"(asked {asked:,.0f} pps); the DUT's limit was not reached")
 
+def step_below(rate: float, forwarded_pps: float, width: float) -> float:
+    """The next rate to prove after one failed at ``rate`` while forwarding
+    ``forwarded_pps``: what it forwarded, and at least ``width`` (relative) down."""
+    return min(rate * (1 - width), forwarded_pps * (1 - width / 2))
+
+
 def evidence(best: TrialResult | None, judged: list[tuple[TrialResult, str]]) -> dict:
     """What backs an answer: the full-length trials that passed at its rate and the
     seconds of loss-free traffic they sent, the trials at that rate that lost

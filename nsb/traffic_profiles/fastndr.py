@@ -47,6 +47,7 @@ from nsb.traffic_profiles.base import (
     TrafficProfile,
     judge,
     latency_sweep,
+    step_below,
 )
 from nsb.trial import Trial, TrialResult
 
@@ -132,6 +133,8 @@ class _FrameSearch:
         pct = units.pps_to_pct(rate, self.frame, speed, ports)
         lo_pct = units.pps_to_pct(self.lo, self.frame, speed, ports)
         hi_pct = units.pps_to_pct(min(self.hi, self.max_pps), self.frame, speed, ports)
+        if not self.proving:
+            self.short_trials += 1
         index, result = self.session.run_trial(self.tg, trial, pct, lo_pct, hi_pct, 0,
                                                seconds_left=self.seconds_left(duration))
         verdict, reason = judge(result, self.o["tolerated_loss"])
@@ -145,7 +148,6 @@ class _FrameSearch:
         if self.proving:
             now = max(self.final_passes_left, 1) * final
         else:
-            self.short_trials += 1
             shorts = max(1, TYPICAL_SHORT_TRIALS - self.short_trials + 1)
             now = shorts * o["short_trial_duration"] + self.final_passes_left * final
         return max(now, duration) + self.frames_after * self.profile.typical_search_s()
@@ -298,27 +300,25 @@ class _FrameSearch:
             duration, why = o["short_trial_duration"], "answer (short trial only, not proven)"
         self.proving = True
         needed = self.profile.final_trials_needed()
-        retries, passes, best, floor_tried = o["loss_retries"], 0, None, False
+        retries, passes, floor_tried = o["loss_retries"], 0, False
         for _ in range(o["max_final_trials"]):
             self.final_passes_left = needed - passes
             verdict, result = self.trial(candidate, duration,
                                          why if needed == 1 else f"{why} {passes + 1}/{needed}")
             if verdict == PASS:
-                passes, best = passes + 1, result
+                passes += 1
                 if passes >= needed:
-                    return best
+                    return result
                 continue
-            passes, best = 0, None
+            passes = 0
             if verdict == GENERATOR_LIMITED:  # it cannot keep this rate up: go to what it sent
                 self.hi_verdict = verdict
-                candidate = min(candidate * (1 - self.width),
-                                result.tx_rate_pps * (1 - self.width / 2))
+                candidate = step_below(candidate, result.tx_rate_pps, self.width)
             elif retries > 0:
                 retries -= 1  # the user tolerates a rerun after a loss at the same rate
                 continue
             else:  # at least the width down: a rare loss near capacity is left behind
-                candidate = min(candidate * (1 - self.width),
-                                result.rx_rate_pps * (1 - self.width / 2))
+                candidate = step_below(candidate, result.rx_rate_pps, self.width)
             if candidate < self.min_pps:
                 if floor_tried:
                     return None

@@ -24,6 +24,7 @@ from nsb.traffic_profiles.base import (
     TrafficProfile,
     judge,
     latency_sweep,
+    step_below,
 )
 from nsb.trial import Trial, TrialResult
 
@@ -231,8 +232,7 @@ class _Measurer:
             if result.loss_pct <= goal["loss_ratio"] * 100.0 and \
                     not result.generator_limited:
                 return result
-            candidate = min(candidate * (1 - width),
-                            result.rx_rate_pps * (1 - width / 2))
+            candidate = step_below(candidate, result.rx_rate_pps, width)
         return None
 
     def longest_at(self, load_pps: float, loss_ratio: float) -> TrialResult | None:
