@@ -339,15 +339,13 @@ def _gate_options(parser: argparse.ArgumentParser) -> None:
 
 def cmd_task_gate(args) -> int:
     """SLA checks on a finished run, e.g. in CI after `nsb task start`."""
-    from nsb import config
-    from nsb.report import loading
+    from nsb.report import commands, loading
 
-    results_dir = args.results_dir or config.load(args.config_file).results_dir
     if not args.sla:
         raise NsbError("give at least one --sla, e.g. --sla 'ndr_pps>=1M@64'")
+    results_dir, where = commands.results_dir_of(args)
     gate = _gate(args, results_dir)
-    task = loading.load(args.task_id, results_dir, "--results-dir" if args.results_dir
-                        else "results_dir of the configuration")
+    task = loading.load(args.task_id, results_dir, where)
     outcomes = gate.check(task.results)
     gate.report(outcomes, task.id, Path(str(task.task.get("file") or "task")).stem,
                 task.status, str(task.task.get("error") or ""))
@@ -382,7 +380,7 @@ def _run(plan, conf, results: list[dict]) -> None:
     from nsb import engine, leftovers
     from nsb.outputs import records
     from nsb.progress import Progress
-    from nsb.report import table
+    from nsb.report import formats
 
     run = plan.run
     for directory in (run.results_dir, Path(conf.log_dir)):
@@ -414,46 +412,26 @@ def _run(plan, conf, results: list[dict]) -> None:
             results.append(record)
             by_scenario.setdefault(event.scenario, []).append(record)
         for scenario, records_of in by_scenario.items():
-            iterations = table.by_iteration(records_of)
-            for iteration, group in iterations:  # one table per iteration, then the mean
-                name = scenario if len(iterations) == 1 else \
-                    f"{scenario}, iteration {iteration + 1}"
-                out.print(table.render(group, title=f"{name} (task {run.task_id})"))
-            if len(iterations) > 1:
-                out.print(table.render_means(records_of, title=f"{scenario}: mean of "
-                                             f"{len(iterations)} iterations (task "
-                                             f"{run.task_id})"))
+            for rendered in formats.scenario_tables(run.task_id, scenario, records_of):
+                out.print(rendered)
         out.print(f"Results: {run.results_dir / 'results.json'}", highlight=False)
 
 
 def cmd_task_list(args) -> int:
-    from nsb import config
-    from nsb.report import history
+    from nsb.report import commands, history
 
-    results_dir = Path(args.results_dir or config.load(args.config_file).results_dir)
-    lines = history.runs(results_dir)
+    lines = history.runs(Path(commands.results_dir_of(args)[0]))
     print(history.render_list(lines[:args.limit] if args.limit > 0 else lines), end="")
     return 0
 
 
 def cmd_task_show(args) -> int:
-    from nsb import config
-    from nsb.report import history, loading
+    from nsb.report import commands, formats, history, loading
 
-    results_dir = args.results_dir or config.load(args.config_file).results_dir
-    task = loading.load(args.task_id, results_dir, "--results-dir" if args.results_dir
-                        else "results_dir of the configuration")
-    from rich.console import Console
-
-    from nsb.report import formats
-
+    task = loading.load(args.task_id, *commands.results_dir_of(args))
     print(history.render_show(task), end="")
     sys.stdout.flush()
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=170)
-    for rendered in formats.text_tables([task], [task.id]):
-        console.print(rendered)
+    commands.print_tables(formats.text_tables([task], [task.id]))
     return 0
 
 

@@ -53,19 +53,34 @@ def _task_refs(parser: argparse.ArgumentParser) -> None:
                              "--label Gen10 (default: the task ids)")
 
 
+def results_dir_of(args) -> tuple[str, str]:
+    """Where task ids are looked up (--results-dir, else nsb.conf) and how to say so."""
+    if args.results_dir:
+        return args.results_dir, "--results-dir"
+    from nsb import config
+
+    conf = config.load(getattr(args, "config_file", None))
+    files = getattr(args, "config_file", None) or (
+        [config.DEFAULT_CONFIG_FILE] if Path(config.DEFAULT_CONFIG_FILE).is_file() else [])
+    return conf.results_dir, "results_dir from " + (
+        ", ".join(files) if files else "the default configuration")
+
+
+def print_tables(tables: list) -> None:
+    """rich tables on stdout; a pipe or file gets them whole (170 columns)."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=170)
+    for rendered in tables:
+        console.print(rendered)
+
+
 def _load(args) -> tuple[list, list[str]]:
     from nsb.report import loading
 
-    if args.results_dir:
-        results_dir, where = args.results_dir, "--results-dir"
-    else:
-        from nsb import config
-
-        conf = config.load(getattr(args, "config_file", None))
-        files = getattr(args, "config_file", None) or (
-            [config.DEFAULT_CONFIG_FILE] if Path(config.DEFAULT_CONFIG_FILE).is_file() else [])
-        results_dir = conf.results_dir
-        where = "results_dir from " + (", ".join(files) if files else "the default configuration")
+    results_dir, where = results_dir_of(args)
     tasks = [loading.load(ref, results_dir, where) for ref in args.task_ids]
     labels = args.label or []
     if labels and len(labels) != len(tasks):
@@ -103,13 +118,7 @@ def cmd_report_table(args) -> int:
     if args.format != "text":
         sys.stdout.write(formats.render(tasks, args.format, labels))
     else:
-        from rich.console import Console
-
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=170)  # a pipe or file gets the whole table unwrapped
-        for table in formats.text_tables(tasks, labels):
-            console.print(table)
+        print_tables(formats.text_tables(tasks, labels))
     unclean = [t for t in tasks if t.status != "ok"]
     for task in unclean:
         error = task.task.get("error") or ""

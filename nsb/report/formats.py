@@ -22,14 +22,26 @@ def signed_pct(value: float | None) -> str:
 
 def summary_groups(task: TaskResults) -> list[tuple[str, list[dict]]]:
     """(title, result records) per scenario, per iteration when it ran several."""
-    groups = []
-    for scenario in task.scenarios():
-        iterations = task.iterations(scenario)
-        for iteration in iterations or [0]:
-            results = [r for r in task.results_of(scenario) if r.get("iteration", 0) == iteration]
-            title = scenario if len(iterations) <= 1 else f"{scenario}, iteration {iteration + 1}"
-            groups.append((title, results))
-    return groups
+    return [group for scenario in task.scenarios()
+            for group in iteration_groups(scenario, task.results_of(scenario))]
+
+
+def iteration_groups(scenario: str, results: list[dict]) -> list[tuple[str, list[dict]]]:
+    """(title, result records) per iteration; the title names it when there are several."""
+    iterations = sorted({r.get("iteration", 0) for r in results}) or [0]
+    return [(scenario if len(iterations) <= 1 else f"{scenario}, iteration {iteration + 1}",
+             [r for r in results if r.get("iteration", 0) == iteration])
+            for iteration in iterations]
+
+
+def scenario_tables(task_id: str, scenario: str, results: list[dict]) -> list:
+    """The summary table of each iteration and, after several, their mean and spread."""
+    groups = iteration_groups(scenario, results)
+    tables = [table.render(group, title=f"{title} (task {task_id})") for title, group in groups]
+    if len(groups) > 1:
+        tables.append(table.render_means(results, title=f"{scenario}: mean of {len(groups)} "
+                                         f"iterations (task {task_id})"))
+    return tables
 
 
 def comparison_table(labels: list[str], rows: list[compare.ComparisonRow],
@@ -137,16 +149,8 @@ def text_tables(tasks: list[TaskResults], labels: list[str] | None = None) -> li
     from rich.table import Table
 
     labels = labels or [t.id for t in tasks]
-    tables = []
-    for task in tasks:
-        tables += [table.render(results, title=f"{title} (task {task.id})")
-                   for title, results in summary_groups(task)]
-        for scenario in task.scenarios():
-            if len(task.iterations(scenario)) > 1:
-                tables.append(table.render_means(
-                    task.results_of(scenario),
-                    title=f"{scenario}: mean of {len(task.iterations(scenario))} iterations "
-                          f"(task {task.id})"))
+    tables = [rendered for task in tasks for scenario in task.scenarios()
+              for rendered in scenario_tables(task.id, scenario, task.results_of(scenario))]
     if len(tasks) > 1:
         styles = {"better": "green", "worse": "red"}
         for match, rows in compare.compare_all(tasks):

@@ -6,6 +6,8 @@ Rows have stable snake_case keys (the CSV columns and JSON fields of
 
 from __future__ import annotations
 
+import statistics
+
 from nsb.report.loading import TaskResults
 
 LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99.9_us")
@@ -78,9 +80,14 @@ def uncertainty_pct(results: list[dict]) -> float | None:
             found.append(100.0 * (failing - asked) / asked)
         if isinstance(result.get("noise"), (int, float)):
             found.append(100.0 * result["noise"])
-    rates = [r.get("throughput_pps") for r in results if r.get("throughput_pps")]
-    if len(rates) > 1:
-        mean = sum(rates) / len(rates)
-        spread = (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5
-        found.append(100.0 * spread / mean)
+    spread = spread_pct([r.get("throughput_pps") for r in results if r.get("throughput_pps")])
+    if spread is not None:
+        found.append(spread)
     return max(found) if found else None
+
+
+def spread_pct(values: list[float]) -> float | None:
+    """Sample standard deviation in % of the mean; None for fewer than two values."""
+    if len(values) < 2 or statistics.mean(values) <= 0:
+        return None
+    return 100.0 * statistics.stdev(values) / statistics.mean(values)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nsb.report.summary import spread_pct
+
 HEADERS = ["Frame (B)", "Throughput (pps)", "Mbps", "% line rate", "Loss at NDR (%)",
            "Latency min / avg / max (us)", "p50 / p99 / p99.9 (us)", "Limited by"]
 
@@ -80,12 +82,8 @@ def mean_rows(results: list[dict]) -> list[list[str]]:
     for frame, group in sorted(by_frame.items()):
         rates = [float(r["throughput_pps"]) for r in group]
         mean = sum(rates) / len(rates)
-        spread = None
-        if len(rates) > 1 and mean > 0:
-            spread = 100.0 * (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5 \
-                / mean
         line = sum(float(r["line_rate_pct"]) for r in group) / len(group)
-        out.append([str(frame), str(len(group)), f"{mean:,.0f}", _num(spread, 2),
+        out.append([str(frame), str(len(group)), f"{mean:,.0f}", _num(spread_pct(rates), 2),
                     f"{min(rates):,.0f}", f"{max(rates):,.0f}", _num(line, 2)])
     return out
 
@@ -94,7 +92,3 @@ def render_means(results: list[dict], title: str = "") -> object:
     """The mean over iterations per frame size, as the published reports print it."""
     return _table(MEAN_HEADERS, mean_rows(results), title)
 
-
-def by_iteration(results: list[dict]) -> list[tuple[int, list[dict]]]:
-    iterations = sorted({r.get("iteration", 0) for r in results})
-    return [(i, [r for r in results if r.get("iteration", 0) == i]) for i in iterations]
