@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nsb.contexts.netns import netns_pids
 from nsb.runinfo import short_tag
 
 LOG = logging.getLogger(__name__)
@@ -135,7 +136,7 @@ def remove_traces(task_id: str) -> Removed:
     namespaces = [ns for ns in _netns_names() if ns.startswith(f"nsb-{task_id}-")]
     pids = set(_pids_naming(f"nsb-{task_id}"))
     for ns in namespaces:
-        pids |= _netns_pids(ns)
+        pids |= netns_pids(ns)
     for pid in sorted(pids):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -187,11 +188,6 @@ def _netns_names() -> list[str]:
     except OSError:
         return []
     return [line.split()[0] for line in listed.splitlines() if line.strip()]
-
-
-def _netns_pids(ns: str) -> set[int]:
-    listed = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
-    return {int(pid) for pid in re.findall(r"\d+", listed)}
 
 
 def _pids_naming(marker: str) -> list[int]:

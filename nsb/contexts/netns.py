@@ -117,12 +117,17 @@ class NetnsContext(Context):
 
 def kill_netns_processes(ns: str) -> None:
     """SIGKILL whatever still runs in ``ns``: nothing a run started may outlive it."""
-    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
-    for pid in re.findall(r"\d+", pids):
+    for pid in netns_pids(ns):
         try:
-            os.kill(int(pid), 9)
+            os.kill(pid, 9)
         except ProcessLookupError:
             pass
+
+
+def netns_pids(ns: str) -> set[int]:
+    """The processes running in network namespace ``ns``."""
+    listed = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    return {int(pid) for pid in re.findall(r"\d+", listed)}
 
 
 def _ip(*args: str) -> None:

@@ -48,9 +48,14 @@ def apply(task: Task, frame_sizes: list[int] | None, duration_s: float | None,
     return replace(task, scenarios=scenarios)
 
 
+def _option_schemas(spec: PluginSpec) -> dict:
+    """The options the profile's plugin declares, by name."""
+    plugin = plugins.load_class("nsb.traffic_profiles", spec)
+    return (getattr(plugin, "OPTIONS_SCHEMA", None) or {}).get("properties", {})
+
+
 def _profile(spec: PluginSpec, frame_sizes, duration_s) -> PluginSpec:
-    properties = (getattr(plugins.load_class("nsb.traffic_profiles", spec), "OPTIONS_SCHEMA",
-                          None) or {}).get("properties", {})
+    properties = _option_schemas(spec)
     options = dict(spec.options)
     if frame_sizes:
         if "packet_sizes" not in properties:
@@ -74,8 +79,7 @@ def _profile(spec: PluginSpec, frame_sizes, duration_s) -> PluginSpec:
 def _rate_profile(spec: PluginSpec, rate: str) -> PluginSpec:
     """The traffic profile ``--rate`` asks for, with the task's frame sizes, speed,
     tolerated loss, flows and trial length."""
-    properties = (getattr(plugins.load_class("nsb.traffic_profiles", spec), "OPTIONS_SCHEMA",
-                          None) or {}).get("properties", {})
+    properties = _option_schemas(spec)
     carried = {key: spec.options[key] for key in CARRIED
                if key in spec.options and key in properties}
     duration = next((spec.options[k] for k in DURATION_KEYS if k in spec.options), None)
