@@ -12,29 +12,17 @@ from __future__ import annotations
 import operator
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from nsb.errors import TaskError
+from nsb.report import summary
 
-
-def _latency(key: str) -> Callable[[dict], float | None]:
-    return lambda result: (result.get("latency") or {}).get(key)
-
-
-METRICS: dict[str, Callable[[dict], float | None]] = {
-    "ndr_pps": lambda r: r.get("throughput_pps"),
-    "ndr_mbps": lambda r: r.get("throughput_mbps"),
-    "line_rate_pct": lambda r: r.get("line_rate_pct"),
-    "loss_pct": lambda r: r.get("loss_pct"),
-    "latency_min_us": _latency("min_us"),
-    "latency_avg_us": _latency("avg_us"),
-    "latency_max_us": _latency("max_us"),
-    "latency_p50_us": _latency("p50_us"),
-    "latency_p90_us": _latency("p90_us"),
-    "latency_p99_us": _latency("p99_us"),
-    "latency_p99.9_us": _latency("p99.9_us"),
+# SLA metric -> the summary column it reads (nsb.report.summary.row)
+METRICS: dict[str, str] = {
+    "ndr_pps": "throughput_pps", "ndr_mbps": "throughput_mbps",
+    "line_rate_pct": "line_rate_pct", "loss_pct": "loss_pct",
+    **{f"latency_{key}": f"latency_{key.replace('.', '_')}" for key in summary.LATENCY_KEYS},
 }
 REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
 OPERATORS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
@@ -105,7 +93,7 @@ def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
                            f"{sla.text}: the baseline has no NDR at {frame} B")
         measured = 100.0 * (base - float(result.get("throughput_pps") or 0.0)) / base
     else:
-        value = METRICS[sla.metric](result)
+        value = summary.row("", result)[METRICS[sla.metric]]
         if value is None:
             return Outcome(sla, scenario, frame, None, False,
                            f"{sla.text}: {where} has no {sla.metric}")
