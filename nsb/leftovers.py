@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb.contexts.netns import netns_pids
+from nsb.outputs import atomic_file
 from nsb.runinfo import short_tag
 
 LOG = logging.getLogger(__name__)
@@ -175,9 +176,7 @@ def _mark_killed(results_dir: str | None, task_id: str) -> None:
             return
         doc["task"].update(status="killed", error="nsb was killed during the run; a later run "
                            "removed what it left")
-        temp = path.with_name(path.name + ".tmp")
-        temp.write_text(json.dumps(doc, indent=1))
-        os.replace(temp, path)
+        atomic_file.write(path, json.dumps(doc, indent=1))
     except (OSError, ValueError, AttributeError) as exc:
         LOG.warning("task %s: cannot mark %s as killed: %s", task_id, path, exc)
 

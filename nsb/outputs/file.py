@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from nsb.events import (
     TaskStarted,
     TrialDone,
 )
-from nsb.outputs import records
+from nsb.outputs import atomic_file, records
 from nsb.outputs.base import Output
 
 LOG = logging.getLogger(__name__)
@@ -92,17 +91,7 @@ class FileOutput(Output):
 
     def _write(self) -> None:
         """Whole or not at all: a full disk leaves the previous version readable."""
-        temp = self.path.with_suffix(".tmp")
-        try:
-            with open(temp, "w") as out:
-                out.write(json.dumps(self.document, indent=1, default=str))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
+        atomic_file.write(self.path, json.dumps(self.document, indent=1, default=str))
 
     def close(self) -> None:
         try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsb.errors import TaskError
+from nsb.outputs import atomic_file
 
 SPOOL_FILE = "influxdb.spool.lp"
 SENT_FILE = "influxdb.spool.sent"
@@ -64,7 +65,7 @@ class Spool:
         """Add lines durably (fsync) before anyone is told they are safe."""
         with self.locked():
             if destination is not None and not self.target_path.exists():
-                _write_atomically(self.target_path, json.dumps(destination, indent=1) + "\n")
+                atomic_file.write(self.target_path, json.dumps(destination, indent=1) + "\n")
             append_lines(self.path, lines)
 
     def reject(self, lines: list[str]) -> None:
@@ -107,7 +108,7 @@ class Spool:
         previous = self._sent_record()
         record = {"sent_bytes": offset, "sent_points": previous.get("sent_points", 0) + points,
                   "pushed_at": time.time()}
-        _write_atomically(self.sent_path, json.dumps(record) + "\n")
+        atomic_file.write(self.sent_path, json.dumps(record) + "\n")
 
     def _sent_record(self) -> dict:
         try:
@@ -136,17 +137,3 @@ def append_lines(path: Path, lines: list[str]) -> None:
         out.write("".join(line + "\n" for line in lines))
         out.flush()
         os.fsync(out.fileno())
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
-    with open(temp, "w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temp, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)

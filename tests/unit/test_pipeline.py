@@ -95,7 +95,7 @@ def test_results_file_that_cannot_be_written_stops_the_run_and_keeps_the_last_ve
     assert "No space left on device; the run stopped" in str(caught.value)
     doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
     assert len(doc["trials"]) == 2 and doc["task"]["status"] == "running"
-    assert not (tmp_path / "abcd1234" / "results.tmp").exists()
+    assert not list((tmp_path / "abcd1234").glob("*.tmp"))  # no temporary file left
 
 
 def test_progress_line_names_scenario_interval_rate_and_time_left(tmp_path):
