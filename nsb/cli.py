@@ -37,9 +37,10 @@ def _task_args(parser: argparse.ArgumentParser) -> None:
                         help="template variables as a JSON object, e.g. '{\"duration_s\": 5}'")
     parser.add_argument("--task-args-file", metavar="FILE",
                         help="template variables from a YAML or JSON file")
-    parser.add_argument("--frame-size", action="append", type=int, metavar="BYTES",
+    parser.add_argument("--frame-size", action="append", metavar="BYTES",
                         help="run every scenario at this frame size instead of the task's "
-                             "(repeatable), e.g. --frame-size 64 --frame-size 1518")
+                             "(repeatable), e.g. --frame-size 64 --frame-size 1518; IMIX "
+                             "sends the profile's mix (imix option; 64:594:1518 at 7:4:1)")
     parser.add_argument("--duration", type=float, metavar="SECONDS",
                         help="every scenario's trial length instead of the task's (the "
                              "full-length trials of fastndr and mlrsearch)")

@@ -80,6 +80,11 @@ def plan(task: Task, run: RunInfo) -> Plan:
                 f"'{scenario.generator.type}' is not a traffic generator; generators: "
                 f"{', '.join(plugins.generator_names())}")
         _, profile = _instance("nsb.traffic_profiles", scenario.profile, run)
+        if getattr(profile, "mix", None) is not None and not generator.SENDS_FRAME_MIX:
+            raise scenario.profile.options_where.error(
+                f"IMIX: generator '{scenario.generator.type}' sends one frame size at a time; "
+                f"generators that send a mix: {', '.join(plugins.mix_generator_names())}",
+                "packet_sizes")
         _, runner = _instance("nsb.runners", scenario.runner, run)
         scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner))
     outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from nsb.frames import Frame
 from nsb.trial import LatencyStats, Trial, TrialResult
 
 
@@ -72,7 +73,7 @@ class ResultReady(Event):
     """The answer for one frame size: the highest rate that passed."""
 
     iteration: int
-    frame_size: int
+    frame_size: Frame  # a size in bytes, or a mix (IMIX)
     throughput_pps: float
     throughput_mbps: float
     line_rate_pct: float

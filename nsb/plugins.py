@@ -97,19 +97,28 @@ def check_options(plugin_class: type, spec: PluginSpec) -> dict:
 
 def generator_names() -> list[str]:
     """Installed VNF plugins that are traffic generators (broken plugins are left out)."""
+    return [name for name, _ in _generators()]
+
+
+def mix_generator_names() -> list[str]:
+    """Installed generators that can send a frame mix (IMIX)."""
+    return [name for name, cls in _generators() if cls.SENDS_FRAME_MIX]
+
+
+def _generators() -> list[tuple[str, type]]:
     from stevedore import driver
 
     from nsb.vnfs.base import TrafficGen
 
-    names = []
+    found = []
     for name in available("nsb.vnfs"):
         try:
             cls = driver.DriverManager("nsb.vnfs", name, invoke_on_load=False).driver
         except Exception:  # a broken third-party plugin must not hide the real error
             continue
         if isinstance(cls, type) and issubclass(cls, TrafficGen):
-            names.append(name)
-    return names
+            found.append((name, cls))
+    return found
 
 
 def describe_all(namespace: str | None = None) -> list[PluginInfo]:

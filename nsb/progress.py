@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from nsb import units
+from nsb import frames, units
 from nsb.events import Event, ResultReady, TrialDone, TrialStarted
 
 
@@ -73,7 +73,7 @@ class Progress:
         c = self.current
         frame = c.trial.frame_size
         parts = [
-            f"[{c.scenario}] {frame} B",
+            f"[{c.scenario}] {frames.shown(frames.json_value(frame))}",
             f"interval {c.lower_pct:.2f}-{c.upper_pct:.2f} %",
             f"trial {c.trial_index + 1} at {c.rate_pct:.2f} % "
             f"({c.trial.rate_pps / 1000:,.1f} kpps, "

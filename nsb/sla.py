@@ -15,7 +15,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+from nsb import frames
 from nsb.errors import TaskError
+from nsb.frames import shown
 from nsb.report import summary
 
 # SLA metric -> the summary column it reads (nsb.report.summary.row)
@@ -28,7 +30,7 @@ REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
 OPERATORS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 _SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _SLA = re.compile(r"^\s*([a-z0-9_.]+)\s*(>=|<=|>|<)\s*([0-9]*\.?[0-9]+)([kKMG]?)\s*"
-                  r"(?:@\s*([0-9]+)\s*(?:B)?)?\s*$")
+                  r"(?:@\s*([0-9]+|[Ii][Mm][Ii][Xx])\s*(?:B)?)?\s*$")
 
 
 @dataclass(frozen=True)
@@ -37,14 +39,14 @@ class Sla:
     metric: str
     op: str
     value: float
-    frame_size: int | None = None
+    frame_size: int | str | None = None  # bytes, or IMIX
 
 
 @dataclass(frozen=True)
 class Outcome:
     sla: Sla
     scenario: str
-    frame_size: int | None
+    frame_size: int | str | None
     measured: float | None
     passed: bool
     message: str
@@ -60,7 +62,13 @@ def parse(text: str) -> Sla:
     if metric not in METRICS and metric != REGRESSION:
         raise TaskError(f"unknown metric {metric!r} in {text!r}; metrics: {allowed}", "--sla")
     return Sla(text.strip(), metric, op, float(number) * _SUFFIX[suffix],
-               int(frame) if frame else None)
+               _frame(frame))
+
+
+def _frame(text: str | None) -> int | str | None:
+    if not text:
+        return None
+    return frames.IMIX_NAME if frames.is_mix_name(text) else int(text)
 
 
 def check(slas: list[Sla], results: list[dict],
@@ -75,7 +83,7 @@ def check(slas: list[Sla], results: list[dict],
         matching = [r for r in results
                     if sla.frame_size is None or r.get("frame_size") == sla.frame_size]
         if not matching:
-            where = f" at {sla.frame_size} B" if sla.frame_size else ""
+            where = f" at {shown(sla.frame_size)}" if sla.frame_size else ""
             outcomes.append(Outcome(sla, "", sla.frame_size, None, False,
                                     f"{sla.text}: no result{where}"))
         for result in matching:
@@ -85,12 +93,12 @@ def check(slas: list[Sla], results: list[dict],
 
 def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
     scenario, frame = str(result.get("scenario", "")), result.get("frame_size")
-    where = f"{scenario} {frame} B"
+    where = f"{scenario} {shown(frame)}"
     if sla.metric == REGRESSION:
         base = _baseline_ndr(baseline or [], scenario, frame)
         if not base:
             return Outcome(sla, scenario, frame, None, False,
-                           f"{sla.text}: the baseline has no NDR at {frame} B")
+                           f"{sla.text}: the baseline has no NDR at {shown(frame)}")
         measured = 100.0 * (base - float(result.get("throughput_pps") or 0.0)) / base
     else:
         value = summary.row("", result)[METRICS[sla.metric]]
@@ -122,7 +130,7 @@ def junit(outcomes: list[Outcome], task_id: str, test_case: str, status: str,
         ET.SubElement(case, "error", message=f"status {status}").text = error or status
         errors += 1
     for outcome in outcomes:
-        name = outcome.sla.text + (f" [{outcome.scenario} {outcome.frame_size} B]"
+        name = outcome.sla.text + (f" [{outcome.scenario} {shown(outcome.frame_size)}]"
                                    if outcome.frame_size is not None else "")
         case = ET.SubElement(suite, "testcase", classname=f"{test_case}.{outcome.scenario}"
                              if outcome.scenario else test_case, name=name)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nsb.frames import Frame
+
 
 @dataclass(frozen=True)
 class Trial:
     """Offer ``rate_pps`` (summed over all transmitting ports) for ``duration_s``."""
 
-    frame_size: int
+    frame_size: Frame  # bytes with FCS, or a mix of sizes (IMIX)
     rate_pps: float
     duration_s: float
     flows: int | None = None

@@ -43,6 +43,7 @@ REQUESTED_RATE_PCT = "requested_rate_pct"
 THROUGHPUT_PPS = "throughput_pps"
 THROUGHPUT_MBPS = "throughput_mbps"
 LINE_RATE_PCT = "line_rate_pct"
+FRAME_BYTES = "frame_bytes"  # the mean frame size: orders rows, IMIX among sizes
 
 # verdict tag values (nsb.events.TrialDone.verdict)
 VERDICT_PASS = "pass"

@@ -38,18 +38,15 @@ def _transform(id_val: str, options: dict) -> dm.DataTransformerConfig:
     return dm.DataTransformerConfig(id_val=id_val, options=options)
 
 
-def _convert(name: str, to: str) -> dm.DataTransformerConfig:
-    return _transform("convertFieldType", {
-        "conversions": [{"targetField": name, "destinationType": to}], "fields": {}})
+FRAME_ORDER_COLUMN = (mean(m.FRAME_BYTES), m.FRAME_BYTES)  # select it to order by it
 
 
-def frame_size_order(as_text: bool) -> list[dm.DataTransformerConfig]:
-    """Rows by frame size as a number (InfluxDB returns tag values sorted as text)."""
-    steps = [_convert(m.FRAME_SIZE, "number"),
-             _transform("sortBy", {"fields": {}, "sort": [{"field": m.FRAME_SIZE, "desc": False}]})]
-    if as_text:  # bar charts take their x axis from a text field
-        steps.append(_convert(m.FRAME_SIZE, "string"))
-    return steps
+def frame_size_order() -> list[dm.DataTransformerConfig]:
+    """Rows by mean frame size (InfluxDB returns tag values sorted as text, and the
+    frame_size tag can be a mix's label, IMIX); the ordering column is then hidden."""
+    return [_transform("sortBy", {"fields": {}, "sort": [{"field": m.FRAME_BYTES,
+                                                          "desc": False}]}),
+            _transform("organize", {"excludeByName": {"Time": True, m.FRAME_BYTES: True}})]
 
 
 def _legend(as_table: bool = False) -> cb.VizLegendOptions:
@@ -73,11 +70,11 @@ def _color(name: str) -> dm.DynamicConfigValue:
 def throughput_by_frame_size(ds: dm.DataSourceRef, value: str, title: str, unit: str,
                              axis: str, description: str) -> barchart.Panel:
     """Bars per frame size, one per selected task: side by side comparisons."""
-    query = select(m.RESULT, [(mean(value), value)], task_filter(),
+    query = select(m.RESULT, [(mean(value), value), FRAME_ORDER_COLUMN], task_filter(),
                    group_by=[m.FRAME_SIZE, m.TASK_ID, m.SCENARIO])
     panel = (barchart.Panel().title(title).description(description).datasource(ds)
              .with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
-             .transformations([*frame_size_order(as_text=True), _transform("groupingToMatrix", {
+             .transformations([*frame_size_order(), _transform("groupingToMatrix", {
                  "columnField": m.TASK_ID, "rowField": m.FRAME_SIZE, "valueField": value,
                  "emptyValue": "null"})])
              .unit(unit).min(0).axis_label(axis).legend(_legend())
@@ -89,15 +86,14 @@ def throughput_by_frame_size(ds: dm.DataSourceRef, value: str, title: str, unit:
 
 def latency_by_frame_size(ds: dm.DataSourceRef, stats: list[str]) -> barchart.Panel:
     """Latency statistics per frame size, one panel per selected task (a repeat)."""
-    columns = [(mean(m.latency_field(stat)), stat) for stat in stats]
+    columns = [(mean(m.latency_field(stat)), stat) for stat in stats] + [FRAME_ORDER_COLUMN]
     query = select(m.RESULT, columns, task_filter(), group_by=[m.FRAME_SIZE])
     return (barchart.Panel().title(f"Latency vs frame size: task ${TASK_VAR}")
             .description("One-way latency of the probe stream at the throughput rate, per "
                          "frame size (mean over iterations); logarithmic axis.")
             .datasource(ds).repeat(TASK_VAR).repeat_direction("h").max_per_row(2)
             .with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
-            .transformations([*frame_size_order(as_text=True),
-                              _transform("organize", {"excludeByName": {"Time": True}})])
+            .transformations(frame_size_order())
             .x_field(m.FRAME_SIZE).unit("µs").axis_label("latency").scale_distribution(_log10())
             .legend(_legend()).tooltip(_tooltip()).span(24).height(9))
 
@@ -114,19 +110,18 @@ RESULT_COLUMNS = [  # (expression, column, display name, unit)
 
 
 def results_table(ds: dm.DataSourceRef) -> table.Panel:
-    query = select(m.RESULT, [(expr, column) for expr, column, _, _ in RESULT_COLUMNS],
-                   task_filter(), group_by=[m.TASK_ID, m.SCENARIO, m.FRAME_SIZE, m.LIMITED_BY])
+    query = select(m.RESULT, [(expr, column) for expr, column, _, _ in RESULT_COLUMNS]
+                   + [FRAME_ORDER_COLUMN], task_filter(),
+                   group_by=[m.TASK_ID, m.SCENARIO, m.FRAME_SIZE, m.LIMITED_BY])
     panel = (table.Panel().title("Results per frame size")
              .description("The answer of each frame size (mean over iterations) and what "
                           "limited it: dut, generator or upper_bound.")
              .datasource(ds).with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
-             .transformations([*frame_size_order(as_text=False),
-                               _transform("organize", {"excludeByName": {"Time": True}})])
+             .transformations(frame_size_order())
              .frame_index(0).show_header(True).align(cm.FieldTextAlignment.AUTO)
              .cell_options(cm.TableAutoCellOptions()).inspect(False)
              .decimals(2).span(24).height(10)
-             .override_by_name(m.FRAME_SIZE, [dm.DynamicConfigValue("displayName", "Frame (B)"),
-                                              dm.DynamicConfigValue("decimals", 0)])
+             .override_by_name(m.FRAME_SIZE, [dm.DynamicConfigValue("displayName", "Frame (B)")])
              .override_by_name(m.TASK_ID, [dm.DynamicConfigValue("displayName", "Task")])
              .override_by_name(m.LIMITED_BY, [dm.DynamicConfigValue("displayName", "Limited by")]))
     for _, column, title, unit in RESULT_COLUMNS:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsb import units
+from nsb import frames, units
 from nsb.events import (
     Event,
     KpiSample,
@@ -231,6 +231,7 @@ class PointBuilder:
             "throughput_mbps": event.throughput_mbps, "line_rate_pct": event.line_rate_pct,
             "loss_pct": event.loss_pct, "trials": event.trials,
             "tx_packets": event.tx_packets, "rx_packets": event.rx_packets,
+            "frame_bytes": frames.avg_size(event.frame_size),
             **latency_fields(event.latency),
         }
         scenario = self._scenario_tags(event)

@@ -15,6 +15,7 @@ from nsb.events import (
     TrialDone,
     TrialStarted,
 )
+from nsb.frames import Frame, FrameMix
 from nsb.trial import LatencyStats
 
 
@@ -30,13 +31,20 @@ def latency_record(latency: LatencyStats | None) -> dict | None:
     return record
 
 
+def frame_fields(frame: Frame) -> dict:
+    """``frame_size`` as results hold it; a mix adds its sizes and weights."""
+    if isinstance(frame, FrameMix):
+        return {"frame_size": frame.label, "frame_mix": frame.describe()}
+    return {"frame_size": frame}
+
+
 def trial_record(event: TrialDone) -> dict:
     result = event.result
     trial = result.trial
     return {
         "scenario": event.scenario, "iteration": event.iteration,
         "trial_index": event.trial_index, "timestamp": event.timestamp,
-        "frame_size": trial.frame_size, "duration_s": trial.duration_s, "flows": trial.flows,
+        **frame_fields(trial.frame_size), "duration_s": trial.duration_s, "flows": trial.flows,
         "requested_rate_pps": trial.rate_pps, "requested_rate_pct": event.rate_pct,
         "tx_rate_pps": result.tx_rate_pps, "rx_rate_pps": result.rx_rate_pps,
         "tx_mbps": units.pps_to_mbps(result.tx_rate_pps, trial.frame_size),
@@ -54,7 +62,7 @@ def trial_record(event: TrialDone) -> dict:
 def result_record(event: ResultReady) -> dict:
     return {
         "scenario": event.scenario, "iteration": event.iteration, "timestamp": event.timestamp,
-        "frame_size": event.frame_size, "throughput_pps": event.throughput_pps,
+        **frame_fields(event.frame_size), "throughput_pps": event.throughput_pps,
         "throughput_mbps": event.throughput_mbps, "line_rate_pct": event.line_rate_pct,
         "loss_pct": event.loss_pct, "latency": latency_record(event.latency),
         "limited_by": event.limited_by, "limited_reason": event.limited_reason,
@@ -71,7 +79,7 @@ def record(event: Event) -> dict:
         body = result_record(event)
     elif isinstance(event, TrialStarted):
         body = {"scenario": event.scenario, "trial_index": event.trial_index,
-                "frame_size": event.trial.frame_size, "rate_pps": event.trial.rate_pps,
+                **frame_fields(event.trial.frame_size), "rate_pps": event.trial.rate_pps,
                 "rate_pct": event.rate_pct, "timestamp": event.timestamp}
     elif isinstance(event, (KpiSample, PlatformFacts, TaskStarted, TaskFinished)):
         body = asdict(event)

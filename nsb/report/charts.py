@@ -10,6 +10,9 @@ from statistics import fmean
 
 import plotly.graph_objects as go
 
+from nsb.frames import shown
+from nsb.frames import sort_key as frame_order
+
 TASK_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
 VERDICT_COLORS = {"pass": "#2ca02c", "fail": "#d62728", "generator_limited": "#ff7f0e",
                   "latency": "#7f7f7f"}
@@ -34,7 +37,7 @@ def throughput(series: list[tuple[str, dict[int, dict]]], title: str) -> go.Figu
     from nsb.report.compare import pct_diff
 
     fig = go.Figure()
-    frames = sorted({f for _, means in series for f in means})
+    frames = sorted({f for _, means in series for f in means}, key=frame_order)
     baseline = series[0][1]
     for index, (label, means) in enumerate(series):
         sizes = [f for f in frames if f in means]
@@ -49,7 +52,7 @@ def throughput(series: list[tuple[str, dict[int, dict]]], title: str) -> go.Figu
                     y=[means[f]["throughput_pps"] for f in sizes],
                     customdata=[[means[f]["throughput_mbps"], means[f]["line_rate_pct"]]
                                 for f in sizes],
-                    hovertemplate="%{x} B: %{y:,.0f} pps, %{customdata[0]:,.1f} Mbps, "
+                    hovertemplate="%{x}: %{y:,.0f} pps, %{customdata[0]:,.1f} Mbps, "
                                   "%{customdata[1]:.2f} % of line rate<extra>" + label
                                   + "</extra>")
     fig.update_layout(**_LAYOUT, title=title, barmode="group", xaxis=_frame_axis(frames),
@@ -69,7 +72,7 @@ def latency(series: list[tuple[str, dict[int, dict]]], title: str,
     """Latency statistics (us, log axis) per frame size; one trace per task and
     statistic that has values."""
     fig = go.Figure()
-    frames = sorted({f for _, means in series for f in means})
+    frames = sorted({f for _, means in series for f in means}, key=frame_order)
     dashes = ["solid", "dash", "dot", "dashdot"]
     for index, (label, means) in enumerate(series):
         color = TASK_COLORS[index % len(TASK_COLORS)] if len(series) > 1 else None
@@ -83,7 +86,7 @@ def latency(series: list[tuple[str, dict[int, dict]]], title: str,
             fig.add_scatter(name=f"{label} {name}" if len(series) > 1 else name,
                             x=[str(f) for f in sizes], y=[means[f][column] for f in sizes],
                             mode="lines+markers", line=line,
-                            hovertemplate="%{x} B: %{y:,.1f} us<extra>" + f"{label} {name}"
+                            hovertemplate="%{x}: %{y:,.1f} us<extra>" + f"{label} {name}"
                                           + "</extra>")
     fig.update_layout(**_LAYOUT, title=title, xaxis=_frame_axis(frames),
                       yaxis={"title": "Latency (us, log scale)", "type": "log"})
@@ -142,7 +145,7 @@ def trajectory(trials: list[dict], frame_size: int) -> go.Figure:
     for number, (before, after) in enumerate(zip(trials, trials[1:], strict=False), start=1):
         if before.get("iteration") != after.get("iteration"):
             fig.add_vline(x=number + 0.5, line={"dash": "dash", "color": "#888", "width": 1})
-    fig.update_layout(**_LAYOUT, title=f"Search trajectory, {frame_size} B",
+    fig.update_layout(**_LAYOUT, title=f"Search trajectory, {shown(frame_size)}",
                       xaxis={"title": "Trial", "dtick": 1},
                       yaxis={"title": "% of line rate", "range": searched_range(trials)})
     fig.update_layout(height=330)
@@ -173,10 +176,10 @@ def latency_histogram(results: list[dict], title: str) -> go.Figure:
         total = sum(b["count"] for b in buckets)
         if not total:
             continue
-        fig.add_bar(name=f"{result['frame_size']} B", x=[_bucket_name(b["le_us"]) for b in buckets],
+        fig.add_bar(name=shown(result["frame_size"]), x=[_bucket_name(b["le_us"]) for b in buckets],
                     y=[100.0 * b["count"] / total for b in buckets],
                     hovertemplate="%{x}: %{y:.1f} % of samples<extra>"
-                                  f"{result['frame_size']} B</extra>")
+                                  f"{shown(result['frame_size'])}</extra>")
     fig.update_layout(**_LAYOUT, title=title, barmode="group",
                       xaxis={"title": "Latency up to (us)", "type": "category", "tickangle": 0,
                              "categoryorder": "array", "categoryarray": names},
@@ -202,7 +205,7 @@ def per_trial_means(kpis: list[dict], source: str, key: str) -> dict[int, float]
 def process_cpu(kpis: list[dict], trials: list[dict], title: str) -> go.Figure:
     """CPU user and system % of each VNF process, mean per trial (x: trial number)."""
     fig = go.Figure()
-    frames = {t["trial_index"]: t.get("frame_size") for t in trials if "trial_index" in t}
+    sizes = {t["trial_index"]: shown(t.get("frame_size")) for t in trials if "trial_index" in t}
     sources = sorted({k["source"] for k in kpis if k.get("source", "").startswith("nfvi:")})
     for number, source in enumerate(sources):
         color = TASK_COLORS[number % len(TASK_COLORS)]
@@ -213,8 +216,8 @@ def process_cpu(kpis: list[dict], trials: list[dict], title: str) -> go.Figure:
             name = f"{source.removeprefix('nfvi:')} {key.removeprefix('cpu_').removesuffix('_pct')}"
             fig.add_scatter(name=name, x=[i + 1 for i in means], y=list(means.values()),
                             mode="lines+markers", line={"color": color, "dash": dash},
-                            customdata=[[frames.get(i, "")] for i in means],
-                            hovertemplate="trial %{x} (%{customdata[0]} B): %{y:.1f} %<extra>"
+                            customdata=[[sizes.get(i, "")] for i in means],
+                            hovertemplate="trial %{x} (%{customdata[0]}): %{y:.1f} %<extra>"
                                           + name + "</extra>")
     fig.update_layout(**_LAYOUT, title=title, xaxis={"title": "Trial"},
                       yaxis={"title": "CPU % (100 = one core)", "rangemode": "tozero"})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nsb import frames
 from nsb.report import summary
 from nsb.report.loading import TaskResults
 
@@ -119,9 +120,9 @@ def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRo
     """One row per frame size any of the tasks measured, in frame size order."""
     means = [summary.mean_by_frame(task, name) if name is not None else {}
              for task, name in zip(tasks, match.names, strict=True)]
-    frames = sorted({frame for per_task in means for frame in per_task})
+    sizes = sorted({frame for per_task in means for frame in per_task}, key=frames.sort_key)
     rows = []
-    for frame in frames:
+    for frame in sizes:
         values: dict[str, list[float | None]] = {}
         diffs: dict[str, list[float | None]] = {}
         for metric in METRICS:

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from nsb import frames
 from nsb.report.loading import RESULTS_FILE, TaskResults
 from nsb.task import input_file
 from nsb.units import pps_text
@@ -56,7 +57,8 @@ def ndr_summary(results: list, shown: int = 2) -> str:
         if not isinstance(result, dict) or result.get("iteration", 0) not in (0, None):
             continue
         try:
-            parts.append(f"{int(result['frame_size'])} B {pps_text(result['throughput_pps'])}")
+            rate = pps_text(result["throughput_pps"])
+            parts.append(f"{frames.shown(result['frame_size'])} {rate}")
         except (KeyError, TypeError, ValueError):
             continue
     more = f" +{len(parts) - shown}" if len(parts) > shown else ""

@@ -18,9 +18,10 @@ RESULTS_FILE = "results.json"  # as written by nsb.outputs.file
 MAX_RESULTS_BYTES = 256 << 20
 
 _NUMBER = {"type": "number"}
+# frame_size: bytes, or a mix's label (IMIX)
 _RECORD = {"type": "object", "required": ["frame_size"],
-           "properties": {"frame_size": {"type": "integer"}, "scenario": {"type": "string"},
-                          "iteration": {"type": "integer"}}}
+           "properties": {"frame_size": {"type": ["integer", "string"]},
+                          "scenario": {"type": "string"}, "iteration": {"type": "integer"}}}
 # what the reports read, with the types nsb.outputs.file writes
 RESULTS_SCHEMA = {
     "type": "object",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 
+from nsb import frames
 from nsb.report.loading import TaskResults
 
 LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99.9_us")
@@ -52,7 +53,7 @@ def mean_by_frame(task: TaskResults, scenario: str) -> dict[int, dict]:
     for result in task.results_of(scenario):
         grouped.setdefault(result["frame_size"], []).append(row(task.id, result))
     means = {}
-    for frame, group in sorted(grouped.items()):
+    for frame, group in sorted(grouped.items(), key=lambda item: frames.sort_key(item[0])):
         mean = {"frame_size": frame, "runs": len(group)}
         for key in MEAN_KEYS:
             values = [r[key] for r in group if r[key] is not None]

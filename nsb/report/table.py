@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from nsb import frames
 from nsb.report.summary import spread_pct
 
 HEADERS = ["Frame (B)", "Throughput (pps)", "Mbps", "% line rate", "Loss at NDR (%)",
@@ -79,7 +80,7 @@ def mean_rows(results: list[dict]) -> list[list[str]]:
     for record in results:
         by_frame.setdefault(record["frame_size"], []).append(record)
     out = []
-    for frame, group in sorted(by_frame.items()):
+    for frame, group in sorted(by_frame.items(), key=lambda item: frames.sort_key(item[0])):
         rates = [float(r["throughput_pps"]) for r in group]
         mean = sum(rates) / len(rates)
         line = sum(float(r["line_rate_pct"]) for r in group) / len(group)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from nsb import plugins
+from nsb import frames, plugins
 from nsb.errors import TaskError
 from nsb.task.model import PluginSpec, Task
 
@@ -26,26 +26,41 @@ DURATION_KEYS = ("duration", "final_trial_duration")
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(%|pps|kpps|Mpps)\s*$")
 _PPS_UNITS = {"pps": 1.0, "kpps": 1e3, "Mpps": 1e6}
-CARRIED = ("packet_sizes", "interface_speed_gbps", "tolerated_loss", "flows")
+CARRIED = ("packet_sizes", "imix", "interface_speed_gbps", "tolerated_loss", "flows")
 
 
-def apply(task: Task, frame_sizes: list[int] | None, duration_s: float | None,
+def apply(task: Task, frame_sizes: list[str | int] | None, duration_s: float | None,
           rate: str | None = None) -> Task:
     if rate and rate.strip() != "ndr":
         task = replace(task, scenarios=tuple(replace(s, profile=_rate_profile(s.profile, rate))
                                              for s in task.scenarios))
     if not frame_sizes and duration_s is None:
         return task
-    for size in frame_sizes or []:
-        if size < 64:
-            raise TaskError(f"{size} is below the minimum Ethernet frame of 64 bytes",
-                            "--frame-size")
+    frame_sizes = [_frame_size(size) for size in frame_sizes or []]
     if duration_s is not None and not duration_s > 0:
         raise TaskError(f"must be a positive number of seconds, got {duration_s:g}",
                         "--duration")
     scenarios = tuple(replace(s, profile=_profile(s.profile, frame_sizes, duration_s))
                       for s in task.scenarios)
     return replace(task, scenarios=scenarios)
+
+
+def _frame_size(text: str | int) -> int | str:
+    """Bytes (64-9216) or IMIX, as packet_sizes holds them."""
+    if frames.is_mix_name(text):
+        return frames.IMIX_NAME
+    try:
+        size = int(text)
+    except ValueError:
+        raise TaskError(f"{text!r} is not a frame size; give bytes ({frames.MIN_FRAME}-"
+                        f"{frames.MAX_FRAME}) or IMIX", "--frame-size") from None
+    if size < frames.MIN_FRAME:
+        raise TaskError(f"{size} is below the minimum Ethernet frame of 64 bytes",
+                        "--frame-size")
+    if size > frames.MAX_FRAME:
+        raise TaskError(f"{size} is above the largest frame nsb sends ({frames.MAX_FRAME})",
+                        "--frame-size")
+    return size
 
 
 def _option_schemas(spec: PluginSpec) -> dict:

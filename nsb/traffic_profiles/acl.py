@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import statistics
 
+from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
 
@@ -27,6 +28,7 @@ class AclProfile(TrafficProfile):
         "additionalProperties": False,
         "properties": {
             "packet_sizes": common.PACKET_SIZES,
+            "imix": common.IMIX,
             "duration": {**common.DURATION, "default": 5},
             "tolerated_loss": common.TOLERATED_LOSS,
             "lower_bound": {"type": "number", "minimum": 0, "maximum": 100},
@@ -45,7 +47,7 @@ class AclProfile(TrafficProfile):
                 return
             self._repeat(tg, session, frame)
 
-    def _repeat(self, tg, session: Session, frame: int) -> None:
+    def _repeat(self, tg, session: Session, frame: Frame) -> None:
         o, ports = self.options, tg.tx_port_count
         pct = float(o["upper_bound"])
         trial = self.trial_at_pct(frame, pct, ports)

@@ -7,9 +7,10 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from nsb import units
+from nsb import frames, units
 from nsb.errors import NsbError
 from nsb.events import Event, ResultReady, TrialDone, TrialStarted
+from nsb.frames import Frame, FrameMix
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
 from nsb.trial import Trial, TrialResult
@@ -86,7 +87,7 @@ class Session:
         if self._after_trial_error is not None:
             raise self._after_trial_error
 
-    def result_ready(self, frame_size: int, best: TrialResult | None, speed_gbps: float,
+    def result_ready(self, frame_size: Frame, best: TrialResult | None, speed_gbps: float,
                      ports: int, limited_by: str, trials: int, profile: str,
                      extra: dict | None = None) -> None:
         best, reason = self._generator_limited_answer(frame_size, best, limited_by)
@@ -109,7 +110,7 @@ class Session:
             limited_reason=reason))
         self._best_short.pop(frame_size, None)
 
-    def _generator_limited_answer(self, frame_size: int, best: TrialResult | None,
+    def _generator_limited_answer(self, frame_size: Frame, best: TrialResult | None,
                                   limited_by: str) -> tuple[TrialResult | None, str]:
         """When the generator set the limit, the answer is the highest loss-free rate
         measured: a loss-free trial proves the DUT forwards what was really sent,
@@ -155,7 +156,7 @@ def evidence(best: TrialResult | None, judged: list[tuple[TrialResult, str]]) ->
     }
 
 
-def latency_sweep(tg: TrafficGen, session: Session, frame: int, ndr_pps: float,
+def latency_sweep(tg: TrafficGen, session: Session, frame: Frame, ndr_pps: float,
                   percents: list[float], duration_s: float, flows: int | None,
                   speed_gbps: float) -> dict:
     """Latency at fractions of the found NDR (as FD.io CSIT reports): one trial each."""
@@ -203,16 +204,28 @@ class TrafficProfile(abc.ABC):
         if lower is not None and upper is not None and lower >= upper:
             raise spec.options_where.error(
                 f"lower_bound {lower} must be below upper_bound {upper}", "lower_bound")
+        self.mix = self._mix(options)
+
+    def _mix(self, options: dict) -> FrameMix | None:
+        """The mix `IMIX` in packet_sizes stands for; None when none is asked for."""
+        if not any(frames.is_mix_name(v) for v in options.get("packet_sizes", [])):
+            return None
+        try:
+            return frames.parse_mix(options.get("imix", frames.SIMPLE_IMIX))
+        except ValueError as exc:
+            raise self.spec.options_where.error(str(exc), "imix") from None
 
     @property
-    def frame_sizes(self) -> list[int]:
-        return list(self.options.get("packet_sizes", []))
+    def frame_sizes(self) -> list[Frame]:
+        """Sizes in bytes, and the mix where packet_sizes says `IMIX`."""
+        return [self.mix if frames.is_mix_name(v) else v
+                for v in self.options.get("packet_sizes", [])]
 
     @property
     def speed_gbps(self) -> float:
         return float(self.options.get("interface_speed_gbps", 10.0))
 
-    def trial_at_pct(self, frame: int, pct: float, ports: int) -> Trial:
+    def trial_at_pct(self, frame: Frame, pct: float, ports: int) -> Trial:
         """A trial of this profile's duration and flows at ``pct`` % of line rate."""
         return Trial(frame_size=frame, duration_s=float(self.options["duration"]),
                      flows=self.options.get("flows"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
     LIMITED_BY,
@@ -23,6 +24,7 @@ class BinSearchProfile(TrafficProfile):
         "additionalProperties": False,
         "properties": {
             "packet_sizes": common.PACKET_SIZES,
+            "imix": common.IMIX,
             "duration": common.DURATION,
             "tolerated_loss": common.TOLERATED_LOSS,
             "test_precision": {"type": "number", "exclusiveMinimum": 0, "default": 0.1},
@@ -52,7 +54,7 @@ class BinSearchProfile(TrafficProfile):
             later = self.trials_per_frame() * (len(sizes) - position - 1)
             self._search(tg, session, frame, later)
 
-    def _run(self, tg, session: Session, frame: int, rate: float, lower: float, upper: float,
+    def _run(self, tg, session: Session, frame: Frame, rate: float, lower: float, upper: float,
              left: int, why: str = ""):
         """One trial at ``rate`` % of line rate, judged and recorded."""
         trial = self.trial_at_pct(frame, rate, tg.tx_port_count)
@@ -73,7 +75,7 @@ class BinSearchProfile(TrafficProfile):
                 why=f"confirmation {repeat + 1}/{repeats}")
         return index, result, verdict, reason
 
-    def _search(self, tg, session: Session, frame: int, later_trials: int) -> None:
+    def _search(self, tg, session: Session, frame: Frame, later_trials: int) -> None:
         o = self.options
         lower, upper = o["lower_bound"], o["upper_bound"]
         rate = upper

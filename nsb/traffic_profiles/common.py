@@ -1,8 +1,14 @@
 """Option schema pieces shared by profiles (NSB parameter names and units)."""
 
 PACKET_SIZES = {"type": "array", "minItems": 1,
-                "items": {"type": "integer", "minimum": 64, "maximum": 9216},
+                "items": {"anyOf": [{"type": "integer", "minimum": 64, "maximum": 9216},
+                                    {"type": "string", "pattern": "^[Ii][Mm][Ii][Xx]$"}]},
                 "default": [64, 128, 256, 512, 1024, 1280, 1518]}
+# what `IMIX` in packet_sizes sends: weights by frame size or an RFC 6985 genome
+IMIX = {"anyOf": [{"type": "object", "minProperties": 1, "additionalProperties": False,
+                   "patternProperties": {"^[0-9]+$": {"type": "integer", "minimum": 1}}},
+                  {"type": "string", "pattern": "^[a-i]{1,128}$"}],
+        "default": {"64": 7, "594": 4, "1518": 1}}
 DURATION = {"type": "number", "exclusiveMinimum": 0, "default": 30}
 INTERFACE_SPEED = {"type": "number", "exclusiveMinimum": 0, "default": 10}
 TOLERATED_LOSS = {"type": "number", "minimum": 0, "maximum": 100, "default": 0.0}

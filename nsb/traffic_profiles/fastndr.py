@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 
 from nsb import units
+from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
     FAIL,
@@ -65,6 +66,7 @@ class FastNdrProfile(TrafficProfile):
         "additionalProperties": False,
         "properties": {
             "packet_sizes": common.PACKET_SIZES,
+            "imix": common.IMIX,
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "tolerated_loss": common.TOLERATED_LOSS,
             "lower_bound": common.positive_lower_bound(1.0),
@@ -104,7 +106,7 @@ class FastNdrProfile(TrafficProfile):
 
 
 class _FrameSearch:
-    def __init__(self, profile: FastNdrProfile, tg, session: Session, frame: int,
+    def __init__(self, profile: FastNdrProfile, tg, session: Session, frame: Frame,
                  frames_after: int):
         self.o = profile.options
         self.frames_after = frames_after

@@ -16,6 +16,7 @@ class FixedRateProfile(TrafficProfile):
         "additionalProperties": False,
         "properties": {
             "packet_sizes": common.PACKET_SIZES,
+            "imix": common.IMIX,
             "duration": common.DURATION,
             "tolerated_loss": common.TOLERATED_LOSS,
             "rate_pct": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},

@@ -16,6 +16,7 @@ nsb fallback proof``.
 from __future__ import annotations
 
 from nsb import units
+from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
     GENERATOR_LIMITED,
@@ -62,6 +63,7 @@ class MlrSearchProfile(TrafficProfile):
         "additionalProperties": False,
         "properties": {
             "packet_sizes": common.PACKET_SIZES,
+            "imix": common.IMIX,
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "lower_bound": common.positive_lower_bound(0.1),
             "upper_bound": common.UPPER_BOUND,
@@ -124,7 +126,7 @@ class MlrSearchProfile(TrafficProfile):
                       for g in self.goals())
         return min(typical, self.options["search_duration_max"])
 
-    def _search(self, tg, session: Session, frame: int, frames_after: int = 0) -> None:
+    def _search(self, tg, session: Session, frame: Frame, frames_after: int = 0) -> None:
         from MLRsearch import Config, MultipleLossRatioSearch
 
         ports = tg.tx_port_count
@@ -178,7 +180,7 @@ class MlrSearchProfile(TrafficProfile):
 class _Measurer:
     """MLRsearch's measurer interface over a generator's run_trial."""
 
-    def __init__(self, profile: MlrSearchProfile, tg, session: Session, frame: int,
+    def __init__(self, profile: MlrSearchProfile, tg, session: Session, frame: Frame,
                  tolerated_loss_pct: float, frames_after: int = 0):
         self.profile = profile
         self.frames_after = frames_after

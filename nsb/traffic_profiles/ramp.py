@@ -10,6 +10,7 @@ reads neither.
 
 from __future__ import annotations
 
+from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
 
@@ -22,6 +23,7 @@ class RampProfile(TrafficProfile):
         "additionalProperties": False,
         "properties": {
             "packet_sizes": common.PACKET_SIZES,
+            "imix": common.IMIX,
             "duration": {**common.DURATION, "default": 5},
             "tolerated_loss": common.TOLERATED_LOSS,
             "lower_bound": {"type": "number", "minimum": 0, "maximum": 100, "default": 10.0},
@@ -49,7 +51,7 @@ class RampProfile(TrafficProfile):
                 return
             self._ramp(tg, session, frame)
 
-    def _ramp(self, tg, session: Session, frame: int) -> None:
+    def _ramp(self, tg, session: Session, frame: Frame) -> None:
         o, ports = self.options, tg.tx_port_count
         steps = self.steps()
         best, limited_by, before = None, "upper_bound", session.trial_count

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 
 from nsb.contexts.base import Context, Node
+from nsb.frames import Frame
 from nsb.runinfo import RunInfo
 from nsb.task.model import VnfSpec
 from nsb.trial import Trial, TrialResult
@@ -84,7 +85,7 @@ class Vnf(abc.ABC):
     def collect_kpi(self) -> dict[str, float]:
         return {}
 
-    def result_kpis(self, frame_size: int, throughput_pps: float) -> dict:
+    def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         """Figures this VNF adds to each frame size's result (e.g. switching operations)."""
         return {}
 
@@ -95,6 +96,9 @@ class Vnf(abc.ABC):
 
 class TrafficGen(Vnf):
     """A VNF that offers trials and measures what came back."""
+
+    # can send a frame mix (IMIX: Trial.frame_size a FrameMix) in one stream
+    SENDS_FRAME_MIX = False
 
     @property
     @abc.abstractmethod

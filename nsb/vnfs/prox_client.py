@@ -208,6 +208,12 @@ class ProxClient:
             raise ProxError(f"{self.name}: frame size {frame_size} is below PROX's minimum 38")
         return f"pkt_size {core} {task} {size}"
 
+    def imix_command(self, core: int, task: int, sequence: tuple[int, ...]) -> str:
+        """A frame mix: PROX cycles through the sizes (without FCS) in this order."""
+        for frame_size in sequence:
+            self.pkt_size_command(core, task, frame_size)  # the same minimum
+        return f"imix {core} {task} {','.join(str(size - 4) for size in sequence)}"
+
     def tot_stats(self) -> TotStats:
         line = self.query("tot stats")
         return TotStats(*self._fields("tot stats", line, "rx,tx,last_tsc,tsc_hz"))

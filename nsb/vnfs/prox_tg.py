@@ -28,8 +28,9 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from nsb import units
+from nsb import frames, units
 from nsb.errors import RunError, TaskError
+from nsb.frames import Frame, FrameMix
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs import prox_latency
 from nsb.vnfs.base import TrafficGen
@@ -41,9 +42,11 @@ BYTES_PER_PCT = 12_500_000  # PROX's speed unit: 1% of 10 Gbit/s, in bytes per s
 POLL_S = 0.05  # between readings while waiting for PROX's next snapshot
 
 
-def speed_pct(rate_pps: float, frame_size: int) -> float:
-    """PROX ``speed`` for ``rate_pps`` frames of ``frame_size`` (with FCS) per second."""
-    return rate_pps * (max(frame_size, 64) + units.WIRE_OVERHEAD_B) / BYTES_PER_PCT
+def speed_pct(rate_pps: float, frame_size: Frame) -> float:
+    """PROX ``speed`` for ``rate_pps`` frames of ``frame_size`` (with FCS; a mix by its
+    mean size) per second."""
+    size = max(frames.avg_size(frame_size), 64)
+    return rate_pps * (size + units.WIRE_OVERHEAD_B) / BYTES_PER_PCT
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ class Reading:
 
 class ProxTrafficGen(ProxVnf, TrafficGen):
     """PROX generator: RFC 2544 trials over its gen/lat tasks, TSC-timed, with latency."""
+
+    SENDS_FRAME_MIX = True  # PROX's imix command
 
     OPTIONS_SCHEMA = {
         "type": "object",
@@ -157,9 +162,14 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         for tasks in by_port.values():
             pct = speed_pct(trial.rate_pps / len(by_port) / len(tasks), trial.frame_size)
             for task in tasks:
-                commands += [self.client.pkt_size_command(task.core, task.task, trial.frame_size),
+                commands += [self._size_command(task, trial.frame_size),
                              self.client.speed_command(task.core, task.task, pct)]
         return commands
+
+    def _size_command(self, task, frame: Frame) -> str:
+        if isinstance(frame, FrameMix):
+            return self.client.imix_command(task.core, task.task, frame.sequence)
+        return self.client.pkt_size_command(task.core, task.task, frame)
 
     def run_trial(self, trial: Trial) -> TrialResult:
         settings = self._settings(trial)
@@ -265,7 +275,8 @@ def nsb_kpis(result: TrialResult) -> dict[str, float]:
     rx_mpps = result.rx_rate_pps / 1e6
     kpis = {"Throughput": rx_mpps, "RxThroughput": rx_mpps,
             "TxThroughput": result.trial.rate_pps / 1e6, "DropPackets": result.loss_pct,
-            "CurrentDropPackets": result.loss_pct, "PktSize": float(result.trial.frame_size)}
+            "CurrentDropPackets": result.loss_pct,
+            "PktSize": frames.avg_size(result.trial.frame_size)}
     if result.latency is not None:
         kpis.update(LatencyMin=result.latency.min_us, LatencyMax=result.latency.max_us,
                     LatencyAvg=result.latency.avg_us)

@@ -10,8 +10,10 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nsb import frames
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import TimeoutExpired, tail
+from nsb.frames import Frame, FrameMix
 from nsb.trial import LatencyStats, Trial, TrialResult
 from nsb.vnfs import latency_probe, link_counters, trafgen_config
 from nsb.vnfs.base import TrafficGen
@@ -33,6 +35,8 @@ class Stream:
 
 class TrafgenGenerator(TrafficGen):
     """netsniff-ng trafgen: Ethernet/IPv4/UDP at a set rate, latency by probe stream."""
+
+    SENDS_FRAME_MIX = True
 
     OPTIONS_SCHEMA = {
         "type": "object",
@@ -151,7 +155,7 @@ class TrafgenGenerator(TrafficGen):
         flows = trial.flows or self.options["flows"]
         per_port_pps = trial.rate_pps / len(self.streams)
         per_port_count = round(per_port_pps * trial.duration_s)
-        self._check_frame_fits(trial.frame_size)
+        self._check_frame_fits(frames.largest(trial.frame_size))
         commands = [self._trafgen_command(stream, index, trial, flows, per_port_pps,
                                           per_port_count)
                     for index, stream in enumerate(self.streams) if per_port_count > 0]
@@ -200,23 +204,28 @@ class TrafgenGenerator(TrafficGen):
     def _trafgen_command(self, stream, index, trial, flows, pps, count) -> list[str]:
         tx = self.node.interfaces[stream.tx]
         rx = self.node.interfaces[stream.rx]
-        config = trafgen_config.packet_config(trial.frame_size, tx.mac, tx.peer_mac or rx.mac,
-                                              tx.address or "10.0.0.1", rx.address or "10.0.0.2",
-                                              flows)
+        addresses = (tx.mac, tx.peer_mac or rx.mac, tx.address or "10.0.0.1",
+                     rx.address or "10.0.0.2", flows)
+        frame = trial.frame_size
+        if isinstance(frame, FrameMix):
+            config = trafgen_config.mix_config(frame.sequence, *addresses)
+        else:
+            config = trafgen_config.packet_config(frame, *addresses)
         path = f"{self.work_dir}/stream{index}.cfg"
         self.executor.write_file(path, config)
-        self._shape(stream.tx, pps, trial.frame_size)
+        self._shape(stream.tx, pps, frame)
         # --rate would send one burst per second; instead trafgen sends frame by frame
         # (--gap) into the qdisc path, where the token bucket paces them evenly
         return [self.options["trafgen_path"], "--in", path, "--out", stream.tx, "--cpus", "1",
                 "--no-sock-mem", "--notouch-irq", "--qdisc-path", "--gap", "1ns",
                 "--num", str(count)]
 
-    def _shape(self, ifname: str, pps: float, frame_size: int) -> None:
-        """A token bucket on the port: kernel-paced, never dropping (the sender blocks)."""
-        bits = max(8, round(pps * (frame_size - trafgen_config.FCS_B) * 8))
+    def _shape(self, ifname: str, pps: float, frame: Frame) -> None:
+        """A token bucket on the port: kernel-paced, never dropping (the sender blocks).
+        A mix is paced by its mean size, so its frames per second are the rate asked."""
+        bits = max(8, round(pps * (frames.avg_size(frame) - trafgen_config.FCS_B) * 8))
         self.executor.run(["tc", "qdisc", "replace", "dev", ifname, "root", "tbf", "rate",
-                           f"{bits}bit", "burst", str(max(3000, 2 * frame_size)),
+                           f"{bits}bit", "burst", str(max(3000, 2 * frames.largest(frame))),
                            "limit", "100000000"])
         self._shaped.add(ifname)
 
@@ -291,7 +300,7 @@ class TrafgenGenerator(TrafficGen):
             return None
         probe.write_line(json.dumps({"pps": self.options["latency_probe_pps"],
                                      "duration": trial.duration_s,
-                                     "frame_size": trial.frame_size}))
+                                     "frame_size": _probe_size(trial.frame_size)}))
         self._expect(probe, "sending")
         return probe
 
@@ -306,6 +315,11 @@ class TrafgenGenerator(TrafficGen):
                            f"{tail(self.log_text())}") from None
         sent = sum(s["sent"] for s in report["streams"])
         return latency_from_report(report.get("all")), sent
+
+
+def _probe_size(frame: Frame) -> int:
+    """Latency probes of a mix are its most frequent size."""
+    return frame.most_common if isinstance(frame, FrameMix) else frame
 
 
 def latency_from_report(summary: dict | None) -> LatencyStats | None:

@@ -1,4 +1,7 @@
-"""trafgen packet configurations: Ethernet/IPv4/UDP frames with N flows."""
+"""trafgen packet configurations: Ethernet/IPv4/UDP frames with N flows.
+
+trafgen sends the packets of a configuration in round-robin order, so a frame
+mix is its cycle of packets written one after the other."""
 
 from __future__ import annotations
 
@@ -39,3 +42,9 @@ def packet_config(frame_size: int, src_mac: str, dst_mac: str, src_ip: str, dst_
         f"  fill(0x00, {fill})\n"
         "}\n"
     )
+
+
+def mix_config(sequence: tuple[int, ...], *args, **kwargs) -> str:
+    """One packet per entry of a mix's cycle, in the order they are to be sent."""
+    by_size = {size: packet_config(size, *args, **kwargs) for size in set(sequence)}
+    return "".join(by_size[size] for size in sequence)

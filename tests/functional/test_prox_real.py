@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from nsb import frames
 from nsb.trial import Trial
 from nsb.vnfs.prox_client import ProxClient
 from tests.conftest import NSB, requires_root
@@ -186,3 +187,30 @@ def test_irq_test_samples_each_core_of_both_nodes(results_conf, tmp_path):
         for kpis in samples[-2:]:
             assert kpis["core_1.bucket_0"] > 1000 and kpis["core_1.max_irq"] > 1000
             assert all(v > 0 for k, v in kpis.items() if "bucket" in k)
+
+
+def _link_bytes(namespace_part: str, ifname: str) -> tuple[int, int]:
+    """(tx packets, tx bytes) of ``ifname`` in the lab namespace named with ``namespace_part``."""
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    (namespace,) = [n.split()[0] for n in names.splitlines() if namespace_part in n]
+    links = json.loads(subprocess.run(["ip", "-n", namespace, "-s", "-j", "link", "show",
+                                       ifname], capture_output=True, text=True).stdout)
+    return links[0]["stats64"]["tx"]["packets"], links[0]["stats64"]["tx"]["bytes"]
+
+
+def test_imix_is_sent_by_prox_in_its_proportions_and_pkt_size_undoes_it(tmp_path):
+    """PROX's imix command (sizes without FCS) on every gen task: the generator's
+    port sends the mix's mean size; a later single-size trial is that size again."""
+    mix = frames.from_weights(frames.SIMPLE_IMIX)
+    with running_sample(tmp_path) as scenario:
+        tg = scenario.generator
+        sent = []
+        for frame in (mix, 128):
+            before = _link_bytes("tg_0", "xe0")
+            result = tg.run_trial(Trial(frame, 20_000, 1.0))
+            after = _link_bytes("tg_0", "xe0")
+            packets, octets = after[0] - before[0], after[1] - before[1]
+            assert packets >= result.tx_packets // 2  # xe0 carries one of the two streams
+            sent.append(octets / packets)
+        assert sent[0] == pytest.approx(mix.avg_size - 4, rel=0.01)
+        assert sent[1] == 124

@@ -160,3 +160,31 @@ def test_a_missed_sla_exits_4_with_junit_after_a_real_run(results_conf, tmp_path
     task_id, doc = results_of(tmp_path / "results")
     assert doc["task"]["status"] == "ok" and doc["task"]["label"] == "ci"
     assert leftovers(task_id) == []
+
+
+def test_imix_reaches_the_dut_in_its_proportions(results_conf, tmp_path):
+    """IMIX through testpmd: the bytes per frame testpmd received are the mix's mean
+    (less the FCS a veth does not carry), with the 64 B latency probes mixed in."""
+    proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64, "IMIX"]},
+                 "--rate", "1%")
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    assert [r["frame_size"] for r in doc["results"]] == [64, "IMIX"]
+    imix = doc["results"][1]
+    mean = (7 * 64 + 4 * 594 + 1518) / 12
+    assert imix["frame_mix"] == {"label": "IMIX", "weights": {"64": 7, "594": 4, "1518": 1},
+                                 "avg_size": round(mean, 2), "cycle": 12}
+    assert imix["throughput_mbps"] == pytest.approx((mean + 20) * 8 * imix["throughput_pps"]
+                                                    / 1e6)
+    [trial] = [t for t in doc["trials"] if t["frame_size"] == "IMIX"]
+    assert trial["requested_rate_pps"] == pytest.approx(0.01 * 2 * 1e9 / 8 / (mean + 20))
+    counters = [k["kpis"] for k in doc["kpis"] if k["source"] == "testpmd0"]
+    before, after = counters[0], counters[1]  # after the 64 B trial, after the IMIX trial
+    frames_in = sum(after[f"port{p}_ipackets"] - before[f"port{p}_ipackets"] for p in (0, 1))
+    bytes_in = sum(after[f"port{p}_ibytes"] - before[f"port{p}_ibytes"] for p in (0, 1))
+    probes = trial["extra"]["probe_packets"]
+    expected = ((frames_in - probes) * (mean - 4) + probes * 60) / frames_in
+    assert bytes_in / frames_in == pytest.approx(expected, rel=0.02)
+    assert "IMIX" in out
+    assert leftovers(task_id) == []

@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -29,24 +28,33 @@ def test_plugin_list_shows_third_party_plugins(example_plugin):
     assert "example_local" in out
 
 
-def test_task_runs_with_third_party_context_and_generator(example_plugin, tmp_path):
+TASK = """\
+schema: "nsb:task:0.1"
+context:
+  type: example_local
+  nodes:
+    tg: {interfaces: {p0: {}, p1: {}}}
+scenarios:
+  - name: sim
+    traffic_generator: {name: tg0, type: example_sim_tg, node: tg,
+                        options: {capacity_pps: 123456}}
+    traffic_profile: PROFILE
+"""
+
+
+def run_task(tmp_path, profile: str):
+    """The example plugin's context and generator with this traffic profile (line 10)."""
     task = tmp_path / "task.yaml"
-    task.write_text(textwrap.dedent("""\
-        schema: "nsb:task:0.1"
-        context:
-          type: example_local
-          nodes:
-            tg: {interfaces: {p0: {}, p1: {}}}
-        scenarios:
-          - name: sim
-            traffic_generator: {name: tg0, type: example_sim_tg, node: tg,
-                                options: {capacity_pps: 123456}}
-            traffic_profile: {type: binsearch, packet_sizes: [64, 256], duration: 1,
-                              test_precision: 0.05, interface_speed_gbps: 1}
-        """))
+    task.write_text(TASK.replace("PROFILE", profile))
     done = subprocess.run(NSB + ["task", "start", str(task), "--results-dir",
                                  str(tmp_path / "results")],
                           capture_output=True, text=True, timeout=60)
+    return task, done
+
+
+def test_task_runs_with_third_party_context_and_generator(example_plugin, tmp_path):
+    _, done = run_task(tmp_path, "{type: binsearch, packet_sizes: [64, 256], duration: 1, "
+                                 "test_precision: 0.05, interface_speed_gbps: 1}")
     assert done.returncode == 0, done.stderr
     (results_file,) = (tmp_path / "results").glob("*/results.json")
     doc = json.loads(results_file.read_text())
@@ -55,3 +63,16 @@ def test_task_runs_with_third_party_context_and_generator(example_plugin, tmp_pa
         line_pps = 1e9 / 8 / (result["frame_size"] + 20)
         assert 123456 - 0.05 / 100 * line_pps <= result["throughput_pps"] <= 123456
     assert "Throughput (pps)" in done.stdout
+
+
+def test_imix_with_a_generator_that_sends_one_size_is_one_line(example_plugin, tmp_path):
+    """A generator says whether it can send a frame mix (SENDS_FRAME_MIX); the
+    example's cannot, so IMIX is refused at the key, before anything runs."""
+    task, done = run_task(tmp_path, "{type: binsearch, packet_sizes: [64, IMIX], duration: 1}")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert f"{task}:10: scenarios[0].traffic_profile.packet_sizes: IMIX: generator " \
+           "'example_sim_tg' sends one frame size at a time; generators that send a mix: " \
+           in done.stderr
+    assert "prox_tg" in done.stderr and "trafgen" in done.stderr
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())

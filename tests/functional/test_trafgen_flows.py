@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from nsb import frames
 from nsb.vnfs import trafgen_config
 from tests.conftest import requires_root
 
@@ -64,3 +65,39 @@ def test_frames_and_flows_on_the_wire(veth_pair, tmp_path, frame, flows):
     assert report["count"] == packets
     assert report["flows"] == flows
     assert report["sizes"] == [frame - 4]  # on a veth the FCS is not there
+
+
+ORDER = r"""
+import json, socket, sys
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+sock.bind((sys.argv[1], 3)); sock.settimeout(3)
+print("ready", flush=True)
+sizes = []
+try:
+    while len(sizes) < int(sys.argv[2]):
+        frame = sock.recv(16384)
+        if frame[12:14] == b"\x08\x00" and frame[23] == 17:
+            sizes.append(len(frame))
+except socket.timeout:
+    pass
+print(json.dumps(sizes))
+"""
+
+
+@pytest.mark.parametrize("mix", [frames.from_weights(frames.SIMPLE_IMIX),
+                                 frames.from_genome("aabg")])
+def test_a_mix_is_sent_in_its_order_cycle_after_cycle(veth_pair, tmp_path, mix):
+    """trafgen sends a configuration's packets round robin: the wire carries the
+    mix's sequence, so every cycle has the mix's proportions."""
+    config = tmp_path / "t.cfg"
+    config.write_text(trafgen_config.mix_config(mix.sequence, "02:00:00:00:00:01",
+                                                "02:00:00:00:00:02", "10.0.1.1", "10.0.2.2", 1))
+    packets = 5 * len(mix.sequence)
+    capture = subprocess.Popen(["ip", "netns", "exec", veth_pair, sys.executable, "-c", ORDER,
+                                "fb", str(packets)], stdout=subprocess.PIPE, text=True)
+    assert capture.stdout.readline().strip() == "ready"
+    subprocess.run(["ip", "netns", "exec", veth_pair, "trafgen", "--in", str(config), "--out",
+                    "fa", "--cpus", "1", "--no-sock-mem", "--notouch-irq", "--rate", "5000pps",
+                    "--num", str(packets)], check=True, capture_output=True)
+    sizes = json.loads(capture.communicate(timeout=30)[0])
+    assert sizes == [size - 4 for size in mix.sequence] * 5  # no FCS on a veth

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nsb import plugins
+from nsb import frames, plugins
 from nsb.errors import NsbError, TaskError
 from nsb.events import (
     KpiSample,
@@ -104,7 +104,7 @@ def test_result_point_flattens_extras_and_skips_text():
                                   "iteration": 1.0, "throughput_pps": 81274.0,
                                   "throughput_mbps": 999.99, "line_rate_pct": 99.9,
                                   "loss_pct": 0.0, "trials": 9.0, "tx_packets": 5.0,
-                                  "rx_packets": 5.0}
+                                  "rx_packets": 5.0, "frame_bytes": 1518.0}
 
 
 def test_kpi_samples_one_point_each_keys_as_they_are():
@@ -475,3 +475,13 @@ def test_nsb_conf_influxdb_group_feeds_the_output_and_push(tmp_path):
     assert (s.api, s.bucket, s.token, s.url) == ("v2", "b", "t", "http://run-host:8086")
     with pytest.raises(NsbError, match="token"):
         results_push.settings_for(tmp_path, conf, token="t")  # the run wrote with api v1
+
+
+def test_an_imix_result_is_tagged_by_its_label_and_ordered_by_its_mean_size():
+    mix = frames.from_weights(frames.SIMPLE_IMIX)
+    event = ResultReady("t1", "sc", iteration=0, frame_size=mix, throughput_pps=1000.0,
+                        throughput_mbps=3.0, line_rate_pct=0.1, loss_pct=0.0, latency=None,
+                        limited_by="dut", trials=3, timestamp=T0 + 2)
+    [point] = builder().points(event)
+    assert dict(point.tags)["frame_size"] == "IMIX"
+    assert dict(point.fields)["frame_bytes"] == pytest.approx((7 * 64 + 4 * 594 + 1518) / 12)

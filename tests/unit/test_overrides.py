@@ -1,5 +1,7 @@
 """--frame-size and --duration for any task and profile."""
 
+import re
+
 import pytest
 
 from nsb.errors import TaskError
@@ -81,3 +83,27 @@ def test_rate_ndr_keeps_the_task_s_search_and_bad_rates_are_one_line(nsb_main):
     assert code == 2 and err.startswith("nsb: error: --rate: 'fast' is not a rate")
     code, out, err = nsb_main("task", "start", "--dry-run", str(SAMPLE), "--rate", "10%")
     assert code == 0 and "type: fixed" in out and "rate_pct: 10.0" in out, err
+
+
+def test_frame_size_imix_and_its_mix_from_the_task(nsb_main, tmp_path):
+    task = overrides.apply(loader.load(SAMPLE), ["64", "imix"], None)
+    assert _profile(task).options["packet_sizes"] == [64, "IMIX"]
+    for bad, says in (("big", "'big' is not a frame size; give bytes (64-9216) or IMIX"),
+                      ("10000", "10000 is above the largest frame nsb sends (9216)")):
+        with pytest.raises(TaskError, match=re.escape(f"--frame-size: {says}")):
+            overrides.apply(loader.load(SAMPLE), [bad], None)
+    text = SAMPLE.read_text()
+    start, end = text.index("    traffic_profile:"), text.index("    runner:")
+    task_file = tmp_path / "t.yaml"
+    task_file.write_text(text[:start] + "    traffic_profile:\n      type: binsearch\n"
+                         "      imix: {64: 100, 1518: 40}\n" + text[end:])
+    code, _, err = nsb_main("task", "start", "--dry-run", str(task_file), "--frame-size", "IMIX")
+    line = text[:start].count("\n") + 3
+    assert code == 2 and err.strip() == (
+        f"nsb: error: {task_file}:{line}: scenarios[0].traffic_profile.imix: the weights add "
+        "up to 140; at most 128 frames make one cycle (divide them by a common factor)")
+    # the mix goes with the frame sizes when --rate replaces the search
+    task_file.write_text(text[:start] + "    traffic_profile:\n      type: binsearch\n"
+                         "      packet_sizes: [IMIX]\n      imix: aaag\n" + text[end:])
+    spec = _profile(overrides.apply(loader.load(task_file), None, None, "10%"))
+    assert spec.options["packet_sizes"] == ["IMIX"] and spec.options["imix"] == "aaag"
