@@ -469,14 +469,14 @@ def cmd_results_push(args) -> int:
     from nsb import config, results_push
 
     conf = config.load(args.config_file)
-    results_dir = Path(args.results_dir or conf.results_dir) / args.task_id
+    results_dir = results_push.task_dir(args.task_id, Path(args.results_dir or conf.results_dir))
     settings = results_push.settings_for(
         results_dir, conf, url=args.url, api=args.api, org=args.org, bucket=args.bucket,
         token=args.token, database=args.database, retention_policy=args.retention_policy,
         username=args.username, password=args.password)
     settings = dataclasses.replace(settings, max_retry_time_s=max(0.0, args.max_retry_time))
     sent = results_push.push(results_dir, settings)
-    print(f"task {args.task_id}: {sent} point(s) sent to {settings.target}")
+    print(f"task {results_dir.name}: {sent} point(s) sent to {settings.target}")
     return 0
 
 

@@ -10,6 +10,7 @@ with credentials from nsb.conf or the environment; options given here win.
 
 from __future__ import annotations
 
+import glob
 import logging
 from pathlib import Path
 
@@ -19,6 +20,25 @@ from nsb.outputs.influx_settings import InfluxSettings
 from nsb.outputs.influx_spool import Spool, append_lines
 
 LOG = logging.getLogger(__name__)
+
+
+def task_dir(ref: str, results_dir: Path) -> Path:
+    """The results directory a task id, a unique prefix of one, or a path names."""
+    candidate = Path(ref)
+    if "/" in ref:
+        if candidate.is_dir():
+            return candidate
+        raise NsbError(f"no results directory {candidate}")
+    exact = Path(results_dir) / ref
+    if ref not in ("", ".", "..") and exact.is_dir():
+        return exact
+    found = sorted(p for p in Path(results_dir).glob(f"{glob.escape(ref)}*") if p.is_dir())
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise NsbError(f"task id '{ref}' is ambiguous in {results_dir}: "
+                       f"{', '.join(p.name for p in found)}")
+    raise NsbError(f"no results directory {exact}")
 
 
 def settings_for(results_dir: Path, conf=None, **overrides) -> InfluxSettings:

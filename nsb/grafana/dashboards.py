@@ -126,7 +126,7 @@ def results(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
             ds, m.LINE_RATE_PCT, "Throughput vs frame size (% of line rate)", "percent",
             "% of line rate", "The same answer in % of the line rate of the ports under test."),
         panels.latency_by_frame_size(ds, measures.latency_stats),
-        panels.results_table(ds)])
+        panels.results_table(ds), panels.platform_table(ds)])
 
 
 def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
@@ -135,15 +135,19 @@ def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
                        "task's time range.", ds, "10s")
     return _with_panels(board, [
         panels.offered_and_received(ds), panels.search_interval(ds), panels.loss_per_trial(ds),
-        panels.trial_latency(ds, ["avg", *measures.latency_percentiles])])
+        panels.trial_latency(ds, ["avg", *measures.latency_percentiles]),
+        panels.generator_ports(ds)])
 
 
 def nfvi(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
-    board = _dashboard(NFVI_UID, "nsb: NFVi KPIs", "CPU, memory and context switches of the "
-                       "VNF processes and the CPU cores of each node while traffic ran.", ds,
-                       "10s")
+    board = _dashboard(NFVI_UID, "nsb: NFVi and VNF KPIs", "CPU, memory and context "
+                       "switches of the VNF processes, the CPU cores of each node, and what "
+                       "the VNFs count themselves (packets, OVS PMD cycles and flow cache) "
+                       "while traffic ran.", ds, "10s")
     return _with_panels(board, [panels.vnf_cpu(ds), panels.vnf_memory(ds),
-                                panels.vnf_context_switches(ds), panels.node_cores(ds)])
+                                panels.vnf_context_switches(ds), panels.node_cores(ds),
+                                panels.vnf_packet_rates(ds), panels.ovs_pmd_cycles(ds),
+                                panels.ovs_flow_cache(ds)])
 
 
 def trend(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:

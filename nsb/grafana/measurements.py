@@ -9,16 +9,22 @@ docs/influxdb.md). Each trial, result and KPI sample is one point:
   offered (requested) rate, tx/rx rates, loss, the search interval and the latency.
 - ``nsb_result``: tags task_id, scenario, test_case, frame_size, limited_by; fields
   throughput (pps, Mbps, % line rate), loss and the latency statistics.
-- ``nsb_kpi``: tags task_id, scenario, source, node; fields the KPI names, e.g.
-  cpu_user_pct for ``source=nfvi:<vnf>`` and cpuN_util_pct for ``source=node:<name>``.
+- ``nsb_kpi``: tags task_id, scenario, source, node, kind; fields the KPI names, e.g.
+  cpu_user_pct for ``source=nfvi:<vnf>``, cpuN_util_pct for ``source=node:<name>`` and
+  the VNF's own counters for ``kind=vnf`` (testpmd's portN_ipackets, PROX's
+  packets_in, OVS's PMD statistics).
+- ``nsb_trial_port``: tags task_id, scenario, port, direction; per generator port
+  and trial the frames counted and their rate.
+- ``nsb_platform``: tags task_id, node, hostname, kernel, os_release, cpu_model,
+  isolated_cpus and one ``<tool>_version`` per version found; numeric facts as fields.
 """
 
 from __future__ import annotations
 
 # the names the influxdb output writes, defined there once
-from nsb.outputs.influx_points import KPI, RESULT, TASK, TRIAL
+from nsb.outputs.influx_points import KPI, PLATFORM, RESULT, TASK, TRIAL, TRIAL_PORT
 
-MEASUREMENTS = (TASK, TRIAL, RESULT, KPI)  # the ones the dashboards query
+MEASUREMENTS = (TASK, TRIAL, RESULT, KPI, TRIAL_PORT, PLATFORM)  # the ones dashboards query
 
 # tags
 TASK_ID = "task_id"
@@ -29,6 +35,9 @@ VERDICT = "verdict"
 LIMITED_BY = "limited_by"
 SOURCE = "source"
 NODE = "node"
+KIND = "kind"  # of a KPI source: vnf, nfvi or node
+PORT = "port"
+DIRECTION = "direction"
 
 # nsb_trial fields
 REQUESTED_RATE_PPS = "requested_rate_pps"
@@ -61,6 +70,15 @@ CTX_VOLUNTARY_PER_S = "ctx_switches_voluntary_per_s"
 CTX_NONVOLUNTARY_PER_S = "ctx_switches_nonvoluntary_per_s"
 # nsb_kpi fields of a node (nsb.nfvi.core_kpis): cpu0_util_pct, cpu1_util_pct, ...
 CORE_UTIL_FIELD_REGEX = "^cpu[0-9]+_util_pct$"
+# nsb_trial_port fields
+PORT_RATE_PPS = "rate_pps"
+# nsb_kpi fields of VNFs (kind=vnf): packet counters since the VNF started
+VNF_PACKET_FIELD_REGEX = "^(port[0-9]+_[io]packets|packets_in|packets_fwd|packets_dropped)$"
+OVS_CYCLES_PER_PACKET = "cycles_per_packet"
+OVS_CACHE_FIELDS = ("emc_hits", "smc_hits", "megaflow_hits", "upcalls")
+OVS_DATAPATH_FLOWS = "datapath_flows"
+# nsb_platform fields
+PLATFORM_FIELDS = ("cpus", "sockets", "numa_nodes", "memory_gib", "hugepages_total", "nics")
 
 
 def latency_field(stat: str) -> str:

@@ -256,3 +256,68 @@ def trend(ds: dm.DataSourceRef, column: str, title: str, unit: str,
             .unit(unit).draw_style(cm.GraphDrawStyle.LINE).show_points(cm.VisibilityMode.ALWAYS)
             .point_size(7).legend(_legend(as_table=True)).tooltip(_tooltip()).span(24)
             .height(9))
+
+
+VNF_KPIS = f"{ident(m.KIND)} = 'vnf'"
+
+
+def generator_ports(ds: dm.DataSourceRef) -> timeseries.Panel:
+    """What each generator port sent and received, trial by trial."""
+    query = select(m.TRIAL_PORT, [(mean(m.PORT_RATE_PPS), "rate")], task_filter(),
+                   group_by=[m.TASK_ID, m.PORT, m.DIRECTION], time_filter=True, interval=True)
+    return (timeseries.Panel().title("Generator ports per trial")
+            .description("Frames per second each generator port sent (tx) and received "
+                         "(rx) in each trial: an uneven split shows one direction losing.")
+            .datasource(ds)
+            .with_target(InfluxQL(query).ref_id("A")
+                         .alias("$tag_port $tag_direction ($tag_task_id)").datasource(ds))
+            .unit("pps").min(0).show_points(cm.VisibilityMode.ALWAYS).point_size(5)
+            .legend(_legend(as_table=True)).tooltip(_tooltip()).span(12).height(9))
+
+
+def _vnf_series(ds: dm.DataSourceRef, title: str, description: str, unit: str,
+                columns: list[tuple[str, str]]) -> timeseries.Panel:
+    query = select(m.KPI, columns, task_filter([VNF_KPIS]), group_by=[m.TASK_ID, m.SOURCE],
+                   time_filter=True, interval=True)
+    return (timeseries.Panel().title(title).description(description).datasource(ds)
+            .with_target(InfluxQL(query).ref_id("A").alias("$tag_source $col ($tag_task_id)")
+                         .datasource(ds))
+            .unit(unit).min(0).show_points(cm.VisibilityMode.ALWAYS).point_size(5)
+            .legend(_legend(as_table=True)).tooltip(_tooltip()).span(12).height(9))
+
+
+def vnf_packet_rates(ds: dm.DataSourceRef) -> timeseries.Panel:
+    """The VNFs' own counters (testpmd's ports, PROX's totals) as rates."""
+    rates = f"non_negative_derivative(mean(/{m.VNF_PACKET_FIELD_REGEX}/), 1s)"
+    return (_vnf_series(ds, "VNF packets per second", "What the VNFs counted themselves "
+                        "(testpmd per port, PROX in/forwarded/dropped), per second between "
+                        "samples.", "pps", [(rates, "")])
+            .transformations([_transform("renameByRegex", {
+                "regex": "(.*)non_negative_derivative_(.*)", "renamePattern": "$1$2"})]))
+
+
+def ovs_pmd_cycles(ds: dm.DataSourceRef) -> timeseries.Panel:
+    return _vnf_series(ds, "OVS PMD cycles per packet", "Processing cycles per packet of "
+                       "the OVS-DPDK PMD threads (pmd-stats-show, since the switch started).",
+                       "none", [(mean(m.OVS_CYCLES_PER_PACKET), "cycles/packet")])
+
+
+def ovs_flow_cache(ds: dm.DataSourceRef) -> timeseries.Panel:
+    columns = [(f"non_negative_derivative(mean({ident(name)}), 1s)", name)
+               for name in m.OVS_CACHE_FIELDS]
+    return _vnf_series(ds, "OVS flow cache lookups per second", "Where OVS found each "
+                       "packet's flow: exact match cache, signature match cache, megaflow "
+                       "(dpcls) or an upcall to ofproto (slow path).", "pps", columns)
+
+
+def platform_table(ds: dm.DataSourceRef) -> table.Panel:
+    """Every node of the selected tasks: what it is and what runs on it."""
+    columns = [(f"last({ident(name)})", name) for name in m.PLATFORM_FIELDS]
+    query = select(m.PLATFORM, columns, [matches(m.TASK_ID, TASK_VAR)], group_by=["*"])
+    return (table.Panel().title("Platform")
+            .description("Per node of each selected task: host, kernel, OS, CPU model, "
+                         "isolated CPUs, the versions found (packages and running VNFs), "
+                         "CPUs, sockets, NUMA nodes, memory (GiB), hugepages and NICs.")
+            .datasource(ds).with_target(InfluxQL(query).ref_id("A").table().datasource(ds))
+            .transformations([_transform("organize", {"excludeByName": {"Time": True}})])
+            .show_header(True).cell_options(cm.TableAutoCellOptions()).span(24).height(8))

@@ -105,13 +105,14 @@ def select(measurement: str, columns: list[tuple[str, str]], where: list[str],
            group_by: list[str] = (), time_filter: bool = False, interval: bool = False) -> str:
     """``SELECT expr AS "name", ... FROM measurement WHERE ... GROUP BY ...``.
 
-    ``columns`` are (expression, alias) pairs; ``group_by`` are tag keys; with
+    ``columns`` are (expression, alias) pairs; ``group_by`` are tag keys (``*``: all); with
     ``interval`` the points are averaged per ``$__interval`` (``fill(none)``).
     """
     parts = ", ".join(f"{expr} AS {ident(alias)}" if alias else expr for expr, alias in columns)
     conditions = list(where) + (["$timeFilter"] if time_filter else [])
     text = f"SELECT {parts} FROM {ident(measurement)} WHERE {' AND '.join(conditions)}"
-    groups = (["time($__interval)"] if interval else []) + [ident(tag) for tag in group_by]
+    groups = (["time($__interval)"] if interval else []) + [tag if tag == "*" else ident(tag)
+                                                            for tag in group_by]
     if groups:
         text += " GROUP BY " + ", ".join(groups)
     if interval:

@@ -34,7 +34,8 @@ RESULT = "nsb_result"
 KPI = "nsb_kpi"
 MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI)
 RESERVED_KEYS = ("time",)  # InfluxDB 1.x refuses a field named time
-_PLATFORM_TAGS = ("hostname", "kernel", "cpu_model", "architecture", "isolated_cpus")
+_PLATFORM_TAGS = ("hostname", "kernel", "os_release", "cpu_model", "architecture",
+                  "isolated_cpus")
 
 
 @dataclass(frozen=True)

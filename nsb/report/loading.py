@@ -6,6 +6,7 @@ directory, or by a path: the task's directory or its results.json.
 
 from __future__ import annotations
 
+import glob
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,7 +115,7 @@ def resolve(ref: str, results_dir: str | Path, where: str = "") -> Path:
         if exact.is_file():
             return exact
         looked.append(str(exact))
-        prefixed = sorted(p.parent.name for p in base.glob(f"{_glob_escape(ref)}*/{RESULTS_FILE}"))
+        prefixed = sorted(p.parent.name for p in base.glob(f"{glob.escape(ref)}*/{RESULTS_FILE}"))
         if len(prefixed) == 1:
             return base / prefixed[0] / RESULTS_FILE
         if len(prefixed) > 1:
@@ -124,10 +125,6 @@ def resolve(ref: str, results_dir: str | Path, where: str = "") -> Path:
     source = f" ({where})" if where else ""
     raise TaskError(f"no results for task '{ref}': looked for {' and '.join(looked)}"
                     f"{source}")
-
-
-def _glob_escape(text: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in text)
 
 
 def load(ref: str, results_dir: str | Path, where: str = "") -> TaskResults:

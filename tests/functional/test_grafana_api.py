@@ -59,7 +59,7 @@ def test_push_twice_creates_then_updates_without_duplicates(grafana):
     assert {b.url for b in first.dashboards} == {
         f"{grafana.url}/d/nsb-results/nsb-results",
         f"{grafana.url}/d/nsb-trials/nsb-trial-timeline",
-        f"{grafana.url}/d/nsb-nfvi/nsb-nfvi-kpis",
+        f"{grafana.url}/d/nsb-nfvi/nsb-nfvi-and-vnf-kpis",
         f"{grafana.url}/d/nsb-trend/nsb-trend"}
 
     seen = len(grafana.requests)
