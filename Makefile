@@ -58,6 +58,7 @@ bench: deps venv
 	$(BIN)/python benchmarks/bench_trial_overhead.py
 	$(BIN)/python benchmarks/bench_prox_control.py
 	$(BIN)/python benchmarks/bench_hostile_input.py
+	$(BIN)/python benchmarks/bench_compare.py --pairs 200
 	$(BIN)/python benchmarks/search/run_search_benchmark.py --seeds 200
 
 clean:

@@ -137,3 +137,16 @@ def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRo
 
 def compare_all(tasks: list[TaskResults]) -> list[tuple[ScenarioMatch, list[ComparisonRow]]]:
     return [(match, compare(tasks, match)) for match in match_scenarios(tasks)]
+
+
+SINGLE_RUN_NOTE = ("one run of a task: its spread is not measured, so a difference is judged "
+                   "against the search resolution only and run-to-run noise can look like a "
+                   "change; run several iterations (runner Iteration, iterations: 5) to tell "
+                   "them apart")
+
+
+def single_run_note(rows: list[ComparisonRow]) -> str | None:
+    """What the reader must know when a compared result rests on one run."""
+    if any(runs == 1 for row in rows for runs in row.runs):
+        return SINGLE_RUN_NOTE
+    return None

@@ -138,6 +138,8 @@ def _markdown(tasks: list[TaskResults], labels: list[str]) -> str:
             headers, cells = comparison_table(labels, rows)
             lines += [f"### {match.label}: {' vs '.join(labels[1:])} vs {labels[0]}", ""]
             lines += _markdown_table(headers, [[text for text, _ in row] for row in cells])
+            if note := compare.single_run_note(rows):
+                lines += ["", f"Note: {note}."]
             lines.append("")
     return "\n".join(lines)
 
@@ -155,8 +157,10 @@ def text_tables(tasks: list[TaskResults], labels: list[str] | None = None) -> li
         styles = {"better": "green", "worse": "red"}
         for match, rows in compare.compare_all(tasks):
             headers, cells = comparison_table(labels, rows)
+            note = compare.single_run_note(rows)
             grid = Table(title=escape(f"{match.label}: {' vs '.join(labels[1:])} vs "
-                                      f"{labels[0]}"))
+                                      f"{labels[0]}"),
+                         caption=escape(f"Note: {note}") if note else None)
             for header in headers:
                 grid.add_column(escape(header), justify="right")
             for row in cells:

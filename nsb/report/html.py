@@ -108,6 +108,8 @@ def _comparison(tasks: list[TaskResults], labels: list[str]) -> str:
             out.append('<p class="note">No results to compare.</p>')
             continue
         out.append(f'<div class="scroll">{tables.comparison_tables(labels, rows, f"cmp{m}")}</div>')
+        if note := compare.single_run_note(rows):
+            out.append(f'<p class="note">Note: {escape(note)}.</p>')
         series = []
         for task, label, name in zip(tasks, labels, match.names, strict=True):
             if name is not None:

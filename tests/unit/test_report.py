@@ -169,6 +169,22 @@ def test_iterations_are_averaged_before_comparing(tmp_path):
     assert rows[0].runs == [2, 1]
 
 
+def test_a_comparison_of_single_runs_says_their_spread_is_not_measured(tmp_path):
+    write_task(tmp_path, "a", [result(64, 100)])
+    write_task(tmp_path, "b", [result(64, 150)])
+    write_task(tmp_path, "c", [result(64, 100, iteration=i) for i in range(3)])
+    write_task(tmp_path, "d", [result(64, 150, iteration=i) for i in range(3)])
+    single = [loading.load(t, tmp_path) for t in "ab"]
+    (_, rows), = compare.compare_all(single)
+    assert compare.single_run_note(rows) == compare.SINGLE_RUN_NOTE
+    assert f"Note: {compare.SINGLE_RUN_NOTE}." in formats.render(single, "markdown")
+    assert compare.SINGLE_RUN_NOTE in html.render(single)
+    repeated = [loading.load(t, tmp_path) for t in "cd"]
+    (_, rows), = compare.compare_all(repeated)
+    assert compare.single_run_note(rows) is None
+    assert "Note:" not in formats.render(repeated, "markdown")
+
+
 def test_three_tasks_compare_each_with_the_first(tmp_path):
     for task_id, pps in (("a", 100), ("b", 150), ("c", 80)):
         write_task(tmp_path, task_id, [result(64, pps)])
