@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics chromium fonts-liberation python3-venv python3-pip \
-	liblua5.3-0 libedit2 libncurses6 libpcap0.8 libnuma1 libfdt1 libbsd0
+	liblua5.3-0 libedit2 libncurses6 libpcap0.8 libnuma1 libfdt1 libbsd0 \
+	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables
 DEMO_ARGS ?= {"duration_s": 2}
 
 .PHONY: all deps venv test unit functional lint demo genconfig bench clean
@@ -19,7 +20,7 @@ deps:
 $(BIN)/nsb: setup.cfg pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,libvirt]'
 	@touch $@
 
 # Grafana's published dashboard types, turned into a JSON schema by the dashboard tests

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from nsb import platform, plugins, preflight
 from nsb.contexts.base import Context
+from nsb.contexts.combined import combine
 from nsb.errors import Interrupted, NsbError, PrerequisiteError, RunError
 from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted
 from nsb.nfvi import NfviSampler, Watched
@@ -70,7 +71,8 @@ def _instance(namespace: str, spec: PluginSpec, *args):
 
 def plan(task: Task, run: RunInfo) -> Plan:
     """Look every plugin up, check its options, bind VNFs to nodes. Touches nothing."""
-    _, context = _instance("nsb.contexts", task.context, run)
+    context = combine([_instance("nsb.contexts", spec, run)[1]
+                       for spec in (task.context, *task.more_contexts)])
     scenarios = []
     for scenario in task.scenarios:
         vnfs = [_vnf(spec, context, run) for spec in scenario.vnfs]

@@ -62,7 +62,11 @@ def load(path: str | Path, task_args: dict | None = None) -> Task:
 
 def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task:
     data = doc.data
-    context = plugin_spec(data["context"], Where(doc, ("context",)))
+    if "contexts" in data:
+        contexts = [plugin_spec(c, Where(doc, ("contexts", i)))
+                    for i, c in enumerate(data["contexts"])]
+    else:
+        contexts = [plugin_spec(data["context"], Where(doc, ("context",)))]
     scenarios = []
     for index, raw in enumerate(data["scenarios"]):
         where = ("scenarios", index)
@@ -83,8 +87,9 @@ def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task
             raise doc.error(("scenarios", index, "name"), f"duplicate scenario name {name!r}")
     outputs = tuple(plugin_spec(o, Where(doc, ("outputs", i)))
                     for i, o in enumerate(data.get("outputs", DEFAULT_OUTPUTS)))
-    return Task(file=path, context=context, scenarios=tuple(scenarios), outputs=outputs,
-                description=data.get("description", ""), args=dict(task_args))
+    return Task(file=path, context=contexts[0], scenarios=tuple(scenarios), outputs=outputs,
+                description=data.get("description", ""), args=dict(task_args),
+                more_contexts=tuple(contexts[1:]))
 
 
 def _check_vnf_names(doc: yaml_lines.LocatedDocument, at: tuple, scenario: ScenarioSpec):

@@ -69,3 +69,5 @@ class Task:
     outputs: tuple[PluginSpec, ...]
     description: str = ""
     args: Mapping = field(default_factory=dict)
+    # contexts after the first (``contexts:``): their nodes join the first's
+    more_contexts: tuple[PluginSpec, ...] = ()

@@ -27,20 +27,26 @@ _VNF = {
     },
 }
 
+_CONTEXT = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "type": {"type": "string", "minLength": 1},
+    },
+}
+
 TASK_SCHEMA = {
     "type": "object",
-    "required": ["schema", "context", "scenarios"],
+    "required": ["schema", "scenarios"],
+    # one context, or several (e.g. netns for the generator, libvirt for the VNF)
+    "oneOf": [{"required": ["context"], "not": {"required": ["contexts"]}},
+              {"required": ["contexts"], "not": {"required": ["context"]}}],
     "additionalProperties": False,
     "properties": {
         "schema": {"const": "nsb:task:0.1"},
         "description": {"type": "string"},
-        "context": {
-            "type": "object",
-            "required": ["type"],
-            "properties": {
-                "type": {"type": "string", "minLength": 1},
-            },
-        },
+        "context": _CONTEXT,
+        "contexts": {"type": "array", "minItems": 1, "items": _CONTEXT},
         "scenarios": {
             "type": "array",
             "minItems": 1,

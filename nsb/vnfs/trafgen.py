@@ -14,8 +14,9 @@ from nsb import frames
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import TimeoutExpired, tail
 from nsb.frames import Frame, FrameMix
+from nsb.runinfo import short_tag
 from nsb.trial import LatencyStats, Trial, TrialResult
-from nsb.vnfs import latency_probe, link_counters, trafgen_config
+from nsb.vnfs import latency_probe, trafgen_config, trial_frames
 from nsb.vnfs.base import TrafficGen
 
 LOG = logging.getLogger(__name__)
@@ -55,6 +56,12 @@ class TrafgenGenerator(TrafficGen):
             "generator_tolerance_pct": {"type": "number", "exclusiveMinimum": 0,
                                         "maximum": 50, "default": 5},
             "drain_timeout_s": {"type": "number", "minimum": 0, "default": 2.0},
+            # how long the receive counters must stay still for the trial to be over
+            # (a VM under TCG holds frames for tens of milliseconds)
+            "drain_quiet_s": {"type": "number", "minimum": 0, "default": 0.02},
+            # received frames: those with the trial's UDP port, or all the port got
+            # (for a DUT that rewrites UDP ports)
+            "count_received": {"enum": ["trial_port", "link"], "default": "trial_port"},
             "startup_allowance_s": {"type": "number", "minimum": 0, "default": 1.0},
         },
     }
@@ -65,6 +72,8 @@ class TrafgenGenerator(TrafficGen):
         self._processes = []
         self._shaped: set[str] = set()
         self._probe_process = None
+        self._trials = 0
+        self.received: trial_frames.TrialFrames | None = None  # made by instantiate
 
     def _streams(self, pairs) -> list[Stream]:
         node = self.node
@@ -100,6 +109,8 @@ class TrafgenGenerator(TrafficGen):
         info = super().describe()
         info["streams"] = [f"{s.tx} -> {self.node.interfaces[s.tx].peer} ... "
                            f"{self.node.interfaces[s.rx].peer} -> {s.rx}" for s in self.streams]
+        info["received_frames"] = ("frames carrying the trial's own UDP destination port "
+                                   "(nftables ingress counters where nft is installed)")
         return info
 
     # lifecycle
@@ -111,6 +122,9 @@ class TrafgenGenerator(TrafficGen):
                         if binary.endswith("trafgen") else "")
                 raise PrerequisiteError(f"{self.node.name}: {binary} not found{hint}")
         self._silence_receivers()
+        self.received = trial_frames.TrialFrames(
+            self.executor, [s.rx for s in self.streams], f"nsb_{short_tag(self.run.task_id)}")
+        self.received.install(by_port=self.options["count_received"] == "trial_port")
         self.executor.run(["mkdir", "-p", self.work_dir])
         self.probe_path = f"{self.work_dir}/latency_probe.py"
         self.executor.write_file(self.probe_path, Path(latency_probe.__file__).read_text())
@@ -146,6 +160,9 @@ class TrafgenGenerator(TrafficGen):
         for name, address in getattr(self, "_removed_addresses", []):
             self.executor.run(["ip", "addr", "add", address, "dev", name], check=False)
         self._removed_addresses = []
+        if self.received is not None:
+            self.received.remove()
+            self.received = None
         if self.executor is not None:
             self.remove_work_dir()
 
@@ -156,11 +173,13 @@ class TrafgenGenerator(TrafficGen):
         per_port_pps = trial.rate_pps / len(self.streams)
         per_port_count = round(per_port_pps * trial.duration_s)
         self._check_frame_fits(frames.largest(trial.frame_size))
+        self._trials += 1
+        port = trial_frames.trial_port(self._trials)
         commands = [self._trafgen_command(stream, index, trial, flows, per_port_pps,
-                                          per_port_count)
+                                          per_port_count, port)
                     for index, stream in enumerate(self.streams) if per_port_count > 0]
         t0 = time.monotonic()
-        before = link_counters.read(self.executor)
+        self.received.arm(port)
         probe = self._start_probe(trial)
         started = time.monotonic()
         senders = [self.executor.start(argv, log_path=self.log, pipes=True) for argv in commands]
@@ -169,14 +188,14 @@ class TrafgenGenerator(TrafficGen):
         sent = [n for n, _ in reports]
         elapsed = max((t for _, t in reports), default=time.monotonic() - started)
         t_sent = time.monotonic()
-        after = self._drain(before)
+        received = self._drain()
         t_drained = time.monotonic()
-        latency, probe_sent = self._stop_probe(probe)
+        latency, probe_sent, probe_received = self._stop_probe(probe)
         LOG.debug("trial timing: setup %.3f s, traffic %.3f s, drain %.3f s, probe report "
                   "%.3f s", started - t0, t_sent - started, t_drained - t_sent,
                   time.monotonic() - t_drained)
         tx = sum(sent) + probe_sent
-        rx = sum(link_counters.delta(before, after, s.rx, "rx_packets") for s in self.streams)
+        rx = sum(received[s.rx] for s in self.streams) + probe_received
         # each trafgen's rate over its own send loop: start-up is not part of the trial
         sent_pps = sum(n / t for n, t in reports if t > 0)
         tolerance = self.options["generator_tolerance_pct"] / 100.0
@@ -184,8 +203,7 @@ class TrafgenGenerator(TrafficGen):
         if limited:
             LOG.info("trafgen sent %.0f pps of %.0f asked: generator-limited", sent_pps,
                      trial.rate_pps)
-        ports = {s.tx: {"tx_packets": n, "rx_packets": link_counters.delta(
-                    before, after, s.rx, "rx_packets")}
+        ports = {s.tx: {"tx_packets": n, "rx_packets": received[s.rx]}
                  for s, n in zip(self.streams[:len(sent)], sent, strict=True)}
         return TrialResult(trial=replace(trial, flows=flows), tx_packets=tx, rx_packets=rx,
                            elapsed_s=elapsed, latency=latency, generator_limited=limited,
@@ -201,11 +219,11 @@ class TrafgenGenerator(TrafficGen):
                 raise RunError(f"frame size {frame_size} B does not fit the MTU {mtu} of "
                                f"{self.node.name}:{stream.tx} (frame = MTU + 18)")
 
-    def _trafgen_command(self, stream, index, trial, flows, pps, count) -> list[str]:
+    def _trafgen_command(self, stream, index, trial, flows, pps, count, port) -> list[str]:
         tx = self.node.interfaces[stream.tx]
         rx = self.node.interfaces[stream.rx]
         addresses = (tx.mac, tx.peer_mac or rx.mac, tx.address or "10.0.0.1",
-                     rx.address or "10.0.0.2", flows)
+                     rx.address or "10.0.0.2", flows, port)
         frame = trial.frame_size
         if isinstance(frame, FrameMix):
             config = trafgen_config.mix_config(frame.sequence, *addresses)
@@ -255,14 +273,15 @@ class TrafgenGenerator(TrafficGen):
             self._processes.remove(process)
         return reports
 
-    def _drain(self, before: dict) -> dict:
-        """Read counters once frames stop arriving: nothing in flight is counted as lost."""
+    def _drain(self) -> dict[str, int]:
+        """The trial's frames received per port, read once they stop arriving: nothing
+        in flight is counted as lost."""
         deadline = time.monotonic() + self.options["drain_timeout_s"]
-        last = link_counters.read(self.executor)
+        last = self.received.read()
         while time.monotonic() < deadline:
-            time.sleep(0.02)
-            now = link_counters.read(self.executor)
-            if all(link_counters.delta(last, now, s.rx, "rx_packets") == 0 for s in self.streams):
+            time.sleep(max(0.02, self.options["drain_quiet_s"]))
+            now = self.received.read()
+            if now == last:
                 return now
             last = now
         return last
@@ -304,9 +323,10 @@ class TrafgenGenerator(TrafficGen):
         self._expect(probe, "sending")
         return probe
 
-    def _stop_probe(self, probe) -> tuple[LatencyStats | None, int]:
+    def _stop_probe(self, probe) -> tuple[LatencyStats | None, int, int]:
+        """Latency, and the probe frames sent and received in the trial."""
         if probe is None:
-            return None, 0
+            return None, 0, 0
         try:
             probe.write_line("stop")
             report = json.loads(probe.read_line(10))
@@ -314,7 +334,8 @@ class TrafgenGenerator(TrafficGen):
             raise RunError(f"latency probe on {self.node.name} gave no report ({exc}):\n"
                            f"{tail(self.log_text())}") from None
         sent = sum(s["sent"] for s in report["streams"])
-        return latency_from_report(report.get("all")), sent
+        received = sum(s["received"] + s.get("duplicates", 0) for s in report["streams"])
+        return latency_from_report(report.get("all")), sent, received
 
 
 def _probe_size(frame: Frame) -> int:

@@ -1,6 +1,7 @@
 """Helpers for functional tests: run the sample, find what a task left behind."""
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -39,6 +40,15 @@ LEFTOVER_PROCESSES = ("dpdk-testpmd", "trafgen", "prox", "ovs-vswitchd", "ovsdb-
                       "qemu-system", "latency_probe")
 
 
+def libvirt_domains() -> list[str]:
+    """Every domain libvirt knows (running or not); [] where libvirtd does not run."""
+    if not Path("/var/run/libvirt/libvirt-sock").exists() or not shutil.which("virsh"):
+        return []
+    listed = subprocess.run(["virsh", "-c", "qemu:///system", "list", "--all", "--name"],
+                            capture_output=True, text=True, timeout=30).stdout
+    return [name.strip() for name in listed.splitlines() if name.strip()]
+
+
 def snapshot() -> set[str]:
     """Everything a run could leave on this machine, whatever its task id.
 
@@ -60,6 +70,7 @@ def snapshot() -> set[str]:
     dpdk = Path("/var/run/dpdk")
     found |= {f"path {p}" for p in dpdk.iterdir()} if dpdk.is_dir() else set()
     found |= {f"path {p}" for p in Path("/tmp").glob("nsb*")}
+    found |= {f"domain {name}" for name in libvirt_domains() if "nsb" in name}
     for folder in {Path.cwd(), ROOT}:
         found |= {f"path {p}" for p in folder.iterdir() if not p.name.startswith(".pytest")}
     return found

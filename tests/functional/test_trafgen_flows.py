@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from nsb import frames
-from nsb.vnfs import trafgen_config
+from nsb.executors.local import NetnsExecutor
+from nsb.vnfs import trafgen_config, trial_frames
 from tests.conftest import requires_root
 
 CAPTURE = r"""
@@ -39,7 +40,10 @@ def veth_pair():
     requires_root()
     ns = "nsb-flowtest"
     subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
+    try:  # no IPv6: its router solicitations would be counted as received frames
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                        "net.ipv6.conf.all.disable_ipv6=1",
+                        "net.ipv6.conf.default.disable_ipv6=1"], check=True)
         for cmd in (["link", "add", "fa", "type", "veth", "peer", "name", "fb"],
                     ["link", "set", "fa", "up"], ["link", "set", "fb", "up"]):
             subprocess.run(["ip", "-n", ns, *cmd], check=True)
@@ -101,3 +105,57 @@ def test_a_mix_is_sent_in_its_order_cycle_after_cycle(veth_pair, tmp_path, mix):
                     "--num", str(packets)], check=True, capture_output=True)
     sizes = json.loads(capture.communicate(timeout=30)[0])
     assert sizes == [size - 4 for size in mix.sequence] * 5  # no FCS on a veth
+
+
+SEND = r"""
+import socket, struct, sys
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+sock.bind((sys.argv[1], 0))
+for spec in sys.argv[2:]:
+    port, count = map(int, spec.split("x"))
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28, 0, 0, 64, 17, 0, bytes([10, 0, 0, 1]),
+                     bytes([10, 0, 0, 2]))
+    frame = bytes.fromhex("020000000002020000000001") + b"\x08\x00" + ip + \
+        struct.pack("!HHHH", 1024, port, 8, 0) + bytes(18)
+    for _ in range(count):
+        sock.send(frame)
+"""
+
+
+def _send(ns: str, *specs: str) -> None:
+    subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", SEND, "fa", *specs],
+                   check=True)
+
+
+def test_frames_of_an_earlier_trial_are_not_counted_in_the_next(veth_pair):
+    """The nftables counter counts only frames with the armed trial's UDP port, so
+    frames a slow DUT delivers late are counted by no trial."""
+    counter = trial_frames.TrialFrames(NetnsExecutor(veth_pair), ["fb"], "nsb_test")
+    counter.install()
+    try:
+        assert counter.by_port
+        first, second = trial_frames.trial_port(1), trial_frames.trial_port(2)
+        counter.arm(first)
+        _send(veth_pair, f"{first}x5", "1024x2")
+        assert counter.read() == {"fb": 5}
+        counter.arm(second)
+        _send(veth_pair, f"{first}x3", f"{second}x4")  # 3 late frames of the first trial
+        assert counter.read() == {"fb": 4}
+    finally:
+        counter.remove()
+    tables = subprocess.run(["ip", "netns", "exec", veth_pair, "nft", "list", "tables"],
+                            capture_output=True, text=True).stdout
+    assert "nsb_test" not in tables
+
+
+def test_without_nft_every_received_frame_counts(veth_pair):
+    class NoNft(NetnsExecutor):
+        def which(self, binary):
+            return None if binary == "nft" else super().which(binary)
+
+    counter = trial_frames.TrialFrames(NoNft(veth_pair), ["fb"], "nsb_test")
+    counter.install()
+    assert not counter.by_port and "link counters" in counter.method
+    counter.arm(trial_frames.trial_port(1))
+    _send(veth_pair, "1024x2", f"{trial_frames.trial_port(1)}x3")
+    assert counter.read() == {"fb": 5}

@@ -1,0 +1,84 @@
+"""libvirt domain XML for one lab VM, from a typed description.
+
+What runs on this machine (a nested guest without KVM) is the default: TCG
+(``type='qemu'``), machine ``pc``, ``<cpu mode='maximum'>`` and ACPI (without it
+the guest sees one CPU). ``kvm``, another machine or ``host-passthrough`` are
+asked for per VM.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Nic:
+    mac: str
+    tap: str  # a tap device on the host, made beforehand (managed='no')
+
+
+@dataclass(frozen=True)
+class VmDefinition:
+    name: str
+    vcpus: int
+    ram_mb: int
+    console_log: str
+    nics: tuple[Nic, ...]
+    kernel: str = ""
+    initrd: str = ""
+    cmdline: str = ""
+    disk_image: str = ""  # a qcow2/raw image instead of kernel + initrd
+    domain_type: str = "qemu"
+    machine: str = "pc"
+    cpu_mode: str = "maximum"
+    cpu_pinning: tuple[int, ...] = ()  # host CPU of each vCPU
+    emulator_cpus: str = ""  # e.g. "0"
+    hugepages: bool = False
+
+
+def render(vm: VmDefinition) -> str:
+    domain = ET.Element("domain", type=vm.domain_type)
+    ET.SubElement(domain, "name").text = vm.name
+    ET.SubElement(domain, "memory", unit="MiB").text = str(vm.ram_mb)
+    ET.SubElement(domain, "vcpu", placement="static").text = str(vm.vcpus)
+    if vm.cpu_pinning or vm.emulator_cpus:
+        tune = ET.SubElement(domain, "cputune")
+        for vcpu, cpu in enumerate(vm.cpu_pinning):
+            ET.SubElement(tune, "vcpupin", vcpu=str(vcpu), cpuset=str(cpu))
+        if vm.emulator_cpus:
+            ET.SubElement(tune, "emulatorpin", cpuset=vm.emulator_cpus)
+    if vm.hugepages:
+        backing = ET.SubElement(domain, "memoryBacking")
+        ET.SubElement(backing, "hugepages")
+        ET.SubElement(backing, "access", mode="shared")
+    os_element = ET.SubElement(domain, "os")
+    ET.SubElement(os_element, "type", arch="x86_64", machine=vm.machine).text = "hvm"
+    if vm.kernel:
+        ET.SubElement(os_element, "kernel").text = vm.kernel
+        ET.SubElement(os_element, "initrd").text = vm.initrd
+        ET.SubElement(os_element, "cmdline").text = vm.cmdline
+    else:
+        ET.SubElement(os_element, "boot", dev="hd")
+    features = ET.SubElement(domain, "features")
+    ET.SubElement(features, "acpi")
+    ET.SubElement(domain, "cpu", mode=vm.cpu_mode)
+    ET.SubElement(domain, "on_poweroff").text = "destroy"
+    ET.SubElement(domain, "on_crash").text = "destroy"
+    devices = ET.SubElement(domain, "devices")
+    if vm.disk_image:
+        disk = ET.SubElement(devices, "disk", type="file", device="disk")
+        ET.SubElement(disk, "driver", name="qemu",
+                      type="qcow2" if vm.disk_image.endswith(("qcow2", ".img")) else "raw")
+        ET.SubElement(disk, "source", file=vm.disk_image)
+        ET.SubElement(disk, "target", dev="vda", bus="virtio")
+    for nic in vm.nics:
+        interface = ET.SubElement(devices, "interface", type="ethernet")
+        ET.SubElement(interface, "target", dev=nic.tap, managed="no")
+        ET.SubElement(interface, "mac", address=nic.mac)
+        ET.SubElement(interface, "model", type="virtio")
+    for kind in ("serial", "console"):
+        element = ET.SubElement(devices, kind, type="file")
+        ET.SubElement(element, "source", path=vm.console_log)
+    ET.SubElement(devices, "memballoon", model="none")
+    return ET.tostring(domain, encoding="unicode")
