@@ -7,7 +7,7 @@ APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool ope
 	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables
 DEMO_ARGS ?= {"duration_s": 2}
 
-.PHONY: all deps venv test unit functional lint demo genconfig bench clean
+.PHONY: all deps venv test unit functional lint demo genconfig bench guest-image clean
 
 all: test
 
@@ -50,6 +50,11 @@ test: deps venv lint
 
 demo: deps venv
 	$(BIN)/nsb task start samples/tc_testpmd_netns_rfc2544.yaml --task-args '$(DEMO_ARGS)'
+
+# the libvirt context's guest image (kernel + initramfs from this host's files), built
+# once into /var/cache/nsb/guest (NSB_GUEST_CACHE); runs also build it when missing
+guest-image: deps venv
+	$(BIN)/python -c 'from nsb.contexts import guest_image; print(guest_image.ensure())'
 
 genconfig: venv
 	$(BIN)/oslo-config-generator --config-file etc/nsb/nsb-config-generator.conf

@@ -25,8 +25,6 @@ NAMESPACES = {
 # NSB's context types that nsb has no plugin for, with what each provides
 NSB_CONTEXTS = {
     "Heat": "OpenStack Heat",
-    "StandaloneOvsDpdk": "VMs on a libvirt host behind OVS-DPDK",
-    "StandaloneSriov": "VMs on a libvirt host with SR-IOV VFs",
     "Kubernetes": "containers in Kubernetes",
     "Dummy": "Yardstick's dummy context",
 }

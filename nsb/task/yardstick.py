@@ -15,7 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from nsb import plugins
-from nsb.contexts import pod
+from nsb.contexts import pod, standalone
+from nsb.contexts.base import Interface, Node
 from nsb.task import input_file, loader, schema
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
@@ -28,6 +29,8 @@ VNF_CLASSES = {
     "ProxIrqGen": "prox_irq_gen",
 }
 CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
+POD_CONTEXTS = ("Node", "baremetal", "netns")  # their 'file' is a pod
+STANDALONE_CONTEXTS = ("StandaloneOvsDpdk", "StandaloneSriov")
 
 _TASK_KEYS = {"schema", "scenarios", "context", "contexts", "description", "run_in_parallel"}
 # NSPerf-RFC2544 deploys the same way and lets the generator's traffic profile run
@@ -114,29 +117,42 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
         raise not_supported(doc, ("run_in_parallel",), "run_in_parallel: true")
     _check_context_types(doc)  # before the schema, which would ask a Heat context for a type
     schema.validate(data, _SCHEMA, doc)
-    context_raw, context_path = _context(doc)
-    context_name = context_raw.get("name", "")
-    pod_path = input_file.resolve(path.parent / str(context_raw.get("file", "")))
-    pod_nodes = pod.load_pod(pod_path, Where(doc, context_path)) if "file" in context_raw else {}
+    contexts = _contexts(doc)
+    context_names = {raw.get("name", "") for raw, _ in contexts}
+    nodes_of = [_context_nodes(path, doc, raw, at) for raw, at in contexts]
+    pod_nodes: dict = {}
+    for (_, at), nodes in zip(contexts, nodes_of, strict=True):
+        for name in nodes:
+            if name in pod_nodes:
+                raise doc.error(at, f"node '{name}' is also in an earlier context")
+        pod_nodes.update(nodes)
 
     scenarios, links = [], []
     for index, raw in enumerate(data["scenarios"]):
-        scenario, scenario_links = _scenario(path, doc, index, raw, context_name, pod_nodes,
+        scenario, scenario_links = _scenario(path, doc, index, raw, context_names, pod_nodes,
                                              task_args)
         scenarios.append(scenario)
         links += [pair for pair in scenario_links if not _same_cable(links, pair)]
 
-    options = {k: v for k, v in context_raw.items() if k != "type"}
-    if "file" in options:
-        options["file"] = str(pod_path)
-    options["links"] = links
-    kind = CONTEXT_TYPES.get(context_raw["type"], context_raw["type"])
-    context = PluginSpec(type=kind, options=options, where=Where(doc, context_path))
-    return Task(file=path, context=context, scenarios=tuple(scenarios),
+    specs = []
+    for index, ((raw, at), nodes) in enumerate(zip(contexts, nodes_of, strict=True)):
+        options = {k: v for k, v in raw.items() if k != "type"}
+        if "file" in options and raw["type"] in POD_CONTEXTS:
+            options["file"] = str(input_file.resolve(path.parent / str(raw["file"])))
+        # a link belongs to the last context with one of its ends: a VM context cables
+        # its VMs to the nodes of the contexts before it
+        later = {n for _, later_nodes in zip(contexts[index + 1:], nodes_of[index + 1:],
+                                             strict=True) for n in later_nodes}
+        options["links"] = [pair for pair in links
+                            if any(end.split(":")[0] in nodes for end in pair)
+                            and not any(end.split(":")[0] in later for end in pair)]
+        kind = CONTEXT_TYPES.get(raw["type"], raw["type"])
+        specs.append(PluginSpec(type=kind, options=options, where=Where(doc, at)))
+    return Task(file=path, context=specs[0], scenarios=tuple(scenarios),
                 outputs=tuple(loader.plugin_spec(o, Where(doc, ("outputs", i)))
                               for i, o in enumerate(loader.DEFAULT_OUTPUTS)),
                 description=data.get("description", f"Yardstick/NSB task {path.name}"),
-                args=dict(task_args))
+                args=dict(task_args), more_contexts=tuple(specs[1:]))
 
 
 def _check_context_types(doc: LocatedDocument) -> None:
@@ -165,22 +181,53 @@ def _check_context_types(doc: LocatedDocument) -> None:
                             + f"; supported: {', '.join(supported)}")
 
 
-def _context(doc: LocatedDocument) -> tuple[dict, tuple]:
+def _contexts(doc: LocatedDocument) -> list[tuple[dict, tuple]]:
     data = doc.data
     if "context" in data:
-        return data["context"], ("context",)
+        return [(data["context"], ("context",))]
     contexts = data.get("contexts")
     if not contexts:
         raise doc.error((), "missing required key 'context'")
-    if len(contexts) > 1:
-        raise not_supported(doc, ("contexts", 1), "more than one context")
-    if "type" not in contexts[0]:
-        raise doc.error(("contexts", 0), "missing required key 'type'")
-    return contexts[0], ("contexts", 0)
+    for index, raw in enumerate(contexts):
+        if not isinstance(raw, dict) or "type" not in raw:
+            raise doc.error(("contexts", index), "missing required key 'type'")
+    return [(raw, ("contexts", index)) for index, raw in enumerate(contexts)]
 
 
-def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, context_name: str,
-              pod_nodes: dict, task_args: dict) -> tuple[ScenarioSpec, list[list[str]]]:
+def _context_nodes(task_path: Path, doc: LocatedDocument, raw: dict, at: tuple) -> dict:
+    """The nodes a context gives, by name: a pod's, or a standalone context's VMs (or,
+    with ``vm_deploy: false``, the VMs its host file lists)."""
+    where = Where(doc, at)
+    if raw["type"] in STANDALONE_CONTEXTS:
+        if not isinstance(raw.get("file"), str):
+            raise doc.error(at, "missing required key 'file' (the host file)")
+        host = standalone.host_file(raw["file"], task_path)
+        if raw.get("vm_deploy", True) is False:
+            return pod.load_pod(host, where)
+        servers, networks = raw.get("servers"), raw.get("networks")
+        if not isinstance(servers, dict) or not isinstance(networks, dict):
+            raise doc.error(at, "a standalone context needs 'servers' and 'networks' mappings")
+        return {name: _vm_node(raw["type"], index, name, server, networks, doc, at)
+                for index, (name, server) in enumerate(servers.items())}
+    if "file" in raw:
+        return pod.load_pod(input_file.resolve(task_path.parent / str(raw["file"])), where)
+    return {}
+
+
+def _vm_node(kind: str, index: int, name: str, server, networks: dict, doc, at: tuple):
+    """A standalone VM as a pod node (for bindings, links and VNF descriptors)."""
+    try:
+        raw = standalone.server_pod(kind, index, name, server, networks)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise doc.error(at + ("servers", name), f"not a server NSB's {kind} can deploy "
+                        f"({type(exc).__name__}: {exc})") from None
+    return Node(name=name, role=name, pod=raw,
+                interfaces={port: Interface(name=port) for port in raw["interfaces"]})
+
+
+def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict,
+              context_names: set[str], pod_nodes: dict,
+              task_args: dict) -> tuple[ScenarioSpec, list[list[str]]]:
     at = ("scenarios", index)
     for key in raw:
         if key not in _SCENARIO_KEYS:
@@ -191,9 +238,10 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict, cont
     bindings = {}  # tg__0 -> pod node name
     for vnf, target in raw["nodes"].items():
         node, _, ctx = target.rpartition(".")
-        if context_name and ctx != context_name:
+        named = sorted(n for n in context_names if n)
+        if named and ctx not in context_names:
             raise doc.error(at + ("nodes", vnf), f"'{target}' names context '{ctx}' but the "
-                            f"task's context is '{context_name}'")
+                            f"task's contexts are named {', '.join(named)}")
         if pod_nodes and node not in pod_nodes:
             raise doc.error(at + ("nodes", vnf), f"node '{node}' is not in the pod; it has: "
                             f"{', '.join(pod_nodes)}")

@@ -14,10 +14,6 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "yardstick-samples"
 TASKS = sorted(DATA.glob("samples/vnf_samples/nsut/prox/tc_*.yaml"))
 EXPECTED = {  # what nsb says today, besides a plan
     "tc_prox_heat_context_l3fwd-2.yaml": "context: not supported yet: context type Heat",
-    "tc_prox_ovs-dpdk_l2fwd-2.yaml": "contexts[1].type: not supported yet: context type "
-                                     "StandaloneOvsDpdk",
-    "tc_prox_sriov_l3fwd-2.yaml": "contexts[1].type: not supported yet: context type "
-                                  "StandaloneSriov",
 }
 
 
@@ -191,3 +187,45 @@ def test_a_dofile_beside_the_config_is_copied_even_if_prox_files_omit_it(nsb_mai
     assert code == 0, err
     sut = yaml.safe_load(out)["scenarios"][0]["vnfs"]["vnf__0"]["prox_config"]
     assert 'dofile("/tmp/nsb-' in sut and 'vnf__0/ipv4-2port.lua")' in sut
+
+
+def _plan(nsb_main, monkeypatch, name):
+    monkeypatch.chdir(DATA)
+    code, out, err = nsb_main("task", "start", "--dry-run",
+                              f"samples/vnf_samples/nsut/prox/{name}")
+    assert code == 0, err
+    return yaml.safe_load(out)["context"]
+
+
+def test_ovs_dpdk_sample_shows_the_vm_its_nics_and_ovs_as_nsb_sets_them_up(nsb_main,
+                                                                          monkeypatch):
+    context = _plan(nsb_main, monkeypatch, "tc_prox_ovs-dpdk_l2fwd-2.yaml")
+    assert context["type"] == "Node+StandaloneOvsDpdk"
+    standalone = context["contexts"][1]
+    assert standalone["host"]["node"] == "ovs_dpdk"  # from /etc/yardstick/nodes/standalone/
+    vm = standalone["vms"]["vm_0"]
+    assert vm["node"] == "vnf_0" and vm["vcpus"] == 20 and vm["ram_mb"] == 16384
+    assert vm["cpu"] == {"mode": "host-passthrough", "sockets": 1, "cores": 10, "threads": 2}
+    assert "host socket 0" in vm["cpu_pinning"] and vm["mgmt"]["ip"] == "172.20.2.7"
+    xe0 = vm["nics"]["xe0"]
+    assert xe0["ovs_port"] == "dpdkvhostuser0" and xe0["phy_port"] == "0000:af:00.0"
+    assert xe0["guest_pci"] == "0000:00:0a.0"  # NSB: slot = vm index + port_num + 10
+    ovs = standalone["ovs"]
+    assert ovs["other_config"] == {"dpdk-init": "true", "dpdk-socket-mem": "2048,2048",
+                                   "pmd-cpu-mask": "0x6"}
+    assert ovs["ports"]["dpdk1"] == {"type": "dpdk", "dpdk-devargs": "0000:af:00.1",
+                                     "n_rxq": 4, "network": "downlink_0"}
+    assert ovs["flows"][:2] == ["in_port=1,action=output:3", "in_port=3,action=output:1"]
+    assert standalone["links"] == ["trafficgen_0:xe0 <-> vnf_0:xe0",
+                                   "vnf_0:xe1 <-> trafficgen_0:xe1"]
+    assert context["nodes"]["trafficgen_0"]["interfaces"]["xe0"]["peer"] == "vnf_0:xe0"
+
+
+def test_sriov_sample_shows_vfs_and_the_hostdev_interfaces(nsb_main, monkeypatch):
+    standalone = _plan(nsb_main, monkeypatch, "tc_prox_sriov_l3fwd-2.yaml")["contexts"][1]
+    assert standalone["vfs"][0] == {"pf": "0000:05:00.0", "network": "uplink_0",
+                                    "numvfs": 1, "vf": 0}
+    nic = standalone["vms"]["vm_0"]["nics"]["xe1"]
+    assert nic["type"] == "hostdev (managed)" and nic["guest_pci"] == "0000:00:0c.0"
+    assert "<interface type='hostdev' managed='yes'>" in nic["domain_xml"]
+    assert "slot='0x0c'" in nic["domain_xml"]

@@ -132,7 +132,7 @@ def test_unsupported_context_type(nsb_main, reference):
 def test_node_of_another_context(nsb_main, reference):
     edit(reference, "vnf__0: vnf_0.yardstick", "vnf__0: vnf_0.other")
     check_one_line_error(nsb_main("task", "validate", str(reference)), "scenarios[0].nodes.vnf__0",
-                         "names context 'other' but the task's context is 'yardstick'")
+                         "names context 'other' but the task's contexts are named yardstick")
 
 
 def test_unknown_vnf_class_in_descriptor(nsb_main, reference):
