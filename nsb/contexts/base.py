@@ -58,6 +58,11 @@ class Interface:
     pci: str = ""  # lab NICs: PCI address (pod ``vpci``); empty for veth
     driver: str = ""
     dpdk_port: int | None = None  # pod ``dpdk_port_num``
+    kind: str = "veth"  # or "vhostuser": a vhost-user socket instead of a wire
+
+    @property
+    def is_vhostuser(self) -> bool:
+        return self.kind == "vhostuser"
 
     @property
     def address(self) -> str:
@@ -97,6 +102,12 @@ class Node:
         for index, iface in enumerate(self.interfaces.values()):
             ports[iface.dpdk_port if iface.dpdk_port is not None else index] = iface
         return dict(sorted(ports.items()))
+
+
+def vhost_socket(task_id: str, end: Endpoint) -> str:
+    """The vhost-user socket of a VNF's interface ``end`` (the VNF serves it, the
+    switch port cabled to it connects), in the task's directory on the machine."""
+    return f"/tmp/nsb-{task_id}/vhost/{end.node}-{end.interface}.sock"
 
 
 class Context(abc.ABC):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -75,18 +76,29 @@ class NetnsContext(Context):
             node.executor.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                                "net.ipv6.conf.default.disable_ipv6=1"])
             _ip("-n", ns, "link", "set", "lo", "up")
+        if any(i.is_vhostuser for n in self.nodes.values() for i in n.interfaces.values()):
+            os.makedirs(self.vhost_dir, exist_ok=True)
         for index, (left_end, right_end) in enumerate(self._wires()):
+            if self._is_vhost_wire(left_end, right_end):
+                continue  # the VNF and the switch meet on a vhost-user socket
             left, right = self._veth_name(index, "a"), self._veth_name(index, "b")
             _ip("link", "add", left, "type", "veth", "peer", "name", right)
             for temp, end in ((left, left_end), (right, right_end)):
                 self._move(temp, end.node, self.nodes[end.node].interfaces[end.interface])
         for node in self.nodes.values():  # interfaces without a link are dummies
             for iface in node.interfaces.values():
-                if iface.peer is None:
+                if iface.peer is None and not iface.is_vhostuser:
                     ns = self.netns_name(node.name)
                     _ip("-n", ns, "link", "add", iface.name, "type", "dummy")
                     self._configure(ns, iface)
         LOG.info("netns lab up: %s", ", ".join(self._created_netns))
+
+    @property
+    def vhost_dir(self) -> str:
+        return f"/tmp/nsb-{self.run.task_id}/vhost"
+
+    def _is_vhost_wire(self, *ends) -> bool:
+        return any(self.nodes[e.node].interfaces[e.interface].is_vhostuser for e in ends)
 
     def _move(self, temp: str, node: str, iface) -> None:
         ns = self.netns_name(node)
@@ -113,6 +125,9 @@ class NetnsContext(Context):
         for index in range(len(self._wires())):
             subprocess.run(["ip", "link", "delete", self._veth_name(index, "a")],
                            capture_output=True)
+        shutil.rmtree(self.vhost_dir, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the task's directory, if nothing else is in it
+            os.rmdir(os.path.dirname(self.vhost_dir))
 
 
 def kill_netns_processes(ns: str) -> None:

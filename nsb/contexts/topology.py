@@ -15,6 +15,8 @@ INTERFACE_SCHEMA = {
         "mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"},
         "ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+/\d+$"},
         "mtu": {"type": "integer", "minimum": 68, "maximum": 9216},
+        # vhostuser: no veth; the node's VNF and the switch share a vhost-user socket
+        "type": {"enum": ["veth", "vhostuser"]},
     },
 }
 
@@ -72,7 +74,8 @@ def build_nodes(raw_nodes: dict) -> dict[str, Node]:
             if_raw = if_raw or {}
             interfaces[if_name] = Interface(
                 name=if_name, mac=(if_raw.get("mac") or stable_mac(name, if_name)).lower(),
-                ip=if_raw.get("ip", ""), mtu=if_raw.get("mtu", 1500))
+                ip=if_raw.get("ip", ""), mtu=if_raw.get("mtu", 1500),
+                kind=if_raw.get("type", "veth"))
         nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
                            bridges=tuple(raw.get("bridges", ())))
     return nodes
@@ -112,9 +115,11 @@ def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[L
             continue
         host, bridge = _bridge_node(via, nodes, where, ("links", index, "via"))
         ports = []
-        for side in "ab":
+        for side, end in zip("ab", ends, strict=True):
             port = f"{bridge}-{index}{side}"
-            nodes[host].interfaces[port] = Interface(name=port, mac=stable_mac(host, port))
+            kind = nodes[end.node].interfaces[end.interface].kind  # as the end it cables
+            nodes[host].interfaces[port] = Interface(name=port, mac=stable_mac(host, port),
+                                                     kind=kind)
             ports.append(Endpoint(host, port))
         links.append(Link(ends[0], ends[1], via=bridge, switch_a=ports[0], switch_b=ports[1]))
     return links

@@ -12,14 +12,17 @@ from __future__ import annotations
 import logging
 import time
 
+from nsb.contexts.base import vhost_socket
 from nsb.errors import RunError
 from nsb.executors.base import tail
-from nsb.vnfs import ovs_stats
+from nsb.vnfs import hugepages, ovs_stats
 from nsb.vnfs.base import Vnf
 
 LOG = logging.getLogger(__name__)
 
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+DPDK_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"  # Debian's DPDK build
+DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 
 
 class OvsVnf(Vnf):
@@ -33,7 +36,10 @@ class OvsVnf(Vnf):
             "datapath": {"enum": ["netdev", "system"], "default": "netdev"},
             "flows": {"enum": ["port", "l2", "l3", "normal"], "default": "port"},
             "dpdk_init": {"type": "boolean", "default": False},
-            "dpdk_socket_mem": {"type": "string"},
+            "dpdk_socket_mem": {"type": "string", "pattern": "^[0-9]+(,[0-9]+)*$"},
+            "dpdk_extra": {"type": "string"},
+            # the vswitchd to run: Debian's DPDK build when dpdk_init, else the system one
+            "vswitchd_path": {"type": "string"},
             "dpdk_lcore_mask": {"type": "string", "pattern": "^(0x)?[0-9a-fA-F]+$"},
             "pmd_cpu_mask": {"type": "string", "pattern": "^(0x)?[0-9a-fA-F]+$"},
             "max_idle": {"type": "integer", "minimum": 0},
@@ -54,8 +60,14 @@ class OvsVnf(Vnf):
                 f"no link goes via bridge '{self.bridge}' of node {node.name}; write links as "
                 f"{{ends: [a:if, b:if], via: {self.bridge}}} and list the bridge in the node's "
                 "'bridges'", "bridge")
+        vhost = [p for p in self._port_names() if node.interfaces[p].is_vhostuser]
+        if vhost and not options["dpdk_init"]:
+            raise spec.options_where.error(
+                f"ports {', '.join(vhost)} are vhost-user: they need OVS-DPDK (dpdk_init: true)",
+                "dpdk_init")
         self.processes_started: list = []
         self.log = ""
+        self._hugepages = 0
 
     # --- commands --------------------------------------------------------
 
@@ -77,8 +89,29 @@ class OvsVnf(Vnf):
                                  timeout=20).stdout
 
     def required_binaries(self) -> list[str]:
-        return ["ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl",
+        return ["ovsdb-server", self.vswitchd(), "ovs-vsctl", "ovs-ofctl", "ovs-appctl",
                 "ovsdb-tool"]
+
+    def vswitchd(self) -> str:
+        if self.options.get("vswitchd_path"):
+            return self.options["vswitchd_path"]
+        return DPDK_VSWITCHD if self.options["dpdk_init"] else "ovs-vswitchd"
+
+    def _port_names(self) -> list[str]:
+        return [p for link in self.links for p in (link.switch_a.interface,
+                                                     link.switch_b.interface)]
+
+    def _vhost_socket(self, port: str) -> str:
+        """The socket of the VNF interface this switch port is cabled to."""
+        for link in self.links:
+            for switch_end, far_end in ((link.switch_a, link.a), (link.switch_b, link.b)):
+                if switch_end.interface == port:
+                    return vhost_socket(self.run.task_id, far_end)
+        raise KeyError(port)
+
+    def socket_mem_mb(self) -> int:
+        return sum(int(mb) for mb in (self.options.get("dpdk_socket_mem") or
+                                      DEFAULT_SOCKET_MEM).split(","))
 
     def processes(self) -> list:
         return list(self.processes_started)
@@ -90,6 +123,13 @@ class OvsVnf(Vnf):
                               for link in self.links}
         described["flows"] = self.flow_rules()
         described["switching_operations"] = len(self.links)
+        described["vswitchd"] = self.vswitchd()
+        if self.options["dpdk_init"]:
+            described["other_config"] = self._other_config()
+            described["vhost_user_ports"] = {p: self._vhost_socket(p) for p in self._port_names()
+                                             if self.node.interfaces[p].is_vhostuser}
+            described["hugepages"] = f"{hugepages.pages_for(self.socket_mem_mb())} x 2 MB, " \
+                                      "added while it runs"
         return described
 
     # --- flows -----------------------------------------------------------
@@ -129,8 +169,11 @@ class OvsVnf(Vnf):
         self._wait_for(f"{self.work_dir}/db.sock", "ovsdb-server")
         self.vsctl("--no-wait", "init")
         self._set_other_config()
+        if self.options["dpdk_init"]:
+            self._hugepages = hugepages.reserve(
+                self.executor, hugepages.pages_for(self.socket_mem_mb()), self.name)
         self.processes_started.append(self.executor.start(
-            [*self._env(), "ovs-vswitchd", f"unix:{self.work_dir}/db.sock",
+            [*self._env(), self.vswitchd(), f"unix:{self.work_dir}/db.sock",
              f"--pidfile={self.work_dir}/ovs-vswitchd.pid",
              f"--unixctl={self.work_dir}/ovs-vswitchd.ctl", "-vconsole:info"], log_path=self.log))
         self._wait_for(f"{self.work_dir}/ovs-vswitchd.ctl", "ovs-vswitchd")
@@ -140,6 +183,9 @@ class OvsVnf(Vnf):
                 f"datapath_type={self.options['datapath']}", "fail_mode=secure"]
         for port in ports:
             args += ["--", "add-port", self.bridge, port]
+            if self.node.interfaces[port].is_vhostuser:
+                args += ["--", "set", "Interface", port, "type=dpdkvhostuserclient",
+                         f"options:vhost-server-path={self._vhost_socket(port)}"]
             if self.options.get("n_rxq"):
                 args += ["--", "set", "Interface", port, f"options:n_rxq={self.options['n_rxq']}"]
             affinity = self.options.get("pmd_rxq_affinity", {}).get(port)
@@ -148,13 +194,22 @@ class OvsVnf(Vnf):
                          f"other_config:pmd-rxq-affinity={affinity}"]
         self.vsctl(*args)
 
-    def _set_other_config(self) -> None:
-        pairs = {"dpdk-init": "true" if self.options["dpdk_init"] else None,
-                 "dpdk-socket-mem": self.options.get("dpdk_socket_mem"),
+    def _other_config(self) -> dict[str, str]:
+        dpdk = self.options["dpdk_init"]
+        # its own DPDK file prefix: the runtime dir is named after the task
+        extra = f"--file-prefix=nsb-{self.run.task_id}-{self.name} " \
+                f"{self.options.get('dpdk_extra', '--no-pci')}"
+        pairs = {"dpdk-init": "true" if dpdk else None,
+                 "dpdk-socket-mem": (self.options.get("dpdk_socket_mem") or DEFAULT_SOCKET_MEM)
+                 if dpdk else None,
+                 "dpdk-extra": extra.strip() if dpdk else None,
                  "dpdk-lcore-mask": self.options.get("dpdk_lcore_mask"),
                  "pmd-cpu-mask": self.options.get("pmd_cpu_mask"),
                  "max-idle": self.options.get("max_idle")}
-        settings = [f"other_config:{k}={v}" for k, v in pairs.items() if v is not None]
+        return {k: str(v) for k, v in pairs.items() if v is not None}
+
+    def _set_other_config(self) -> None:
+        settings = [f'other_config:{k}="{v}"' for k, v in self._other_config().items()]
         if settings:
             self.vsctl("--no-wait", "set", "Open_vSwitch", ".", *settings)
 
@@ -211,4 +266,9 @@ class OvsVnf(Vnf):
         for process in reversed(self.processes_started):
             process.stop(grace_s=5.0)
         self.processes_started.clear()
+        if self.options["dpdk_init"]:
+            self.executor.run(["rm", "-rf", f"/var/run/dpdk/nsb-{self.run.task_id}-{self.name}"],
+                              check=False)
+        hugepages.release(self.executor, self._hugepages)
+        self._hugepages = 0
         self.remove_work_dir()

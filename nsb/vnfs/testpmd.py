@@ -1,13 +1,16 @@
-"""DPDK testpmd as the system under test, one af_packet vdev per interface."""
+"""DPDK testpmd as the system under test: an af_packet vdev per kernel interface, a
+virtio_user vdev serving the vhost-user socket of a vhost-user interface (the
+"container" path into OVS-DPDK, with hugepages it adds while it runs)."""
 
 from __future__ import annotations
 
 import logging
 import time
 
+from nsb.contexts.base import Endpoint, vhost_socket
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
-from nsb.vnfs import dpdk_telemetry
+from nsb.vnfs import dpdk_telemetry, hugepages
 from nsb.vnfs.base import Vnf
 
 LOG = logging.getLogger(__name__)
@@ -48,6 +51,12 @@ class TestpmdVnf(Vnf):
         self.interfaces = [node.interfaces[n] for n in names]
         self.file_prefix = f"nsb-{run.task_id}-{spec.name}"
         self.process = None
+        self._hugepages = 0
+
+    @property
+    def vhost_user(self) -> bool:
+        """Some port is a vhost-user socket: its memory must be shared hugepages."""
+        return any(i.is_vhostuser for i in self.interfaces)
 
     def required_binaries(self) -> list[str]:
         return [self.options["testpmd_path"]]
@@ -58,9 +67,16 @@ class TestpmdVnf(Vnf):
     def command(self) -> list[str]:
         """The testpmd command line: EAL options, one af_packet vdev per port, app options."""
         o = self.options
-        argv = [o["testpmd_path"], "--no-huge", "--no-pci", "-m", str(o["memory_mb"]),
+        # vhost-user shares the guest memory with the switch: hugepages, one file
+        memory = ["--in-memory", "--single-file-segments"] if self.vhost_user else ["--no-huge"]
+        argv = [o["testpmd_path"], *memory, "--no-pci", "-m", str(o["memory_mb"]),
                 "-l", self._lcores(), "--file-prefix", self.file_prefix, "--log-level", "*:notice"]
         for port, iface in enumerate(self.interfaces):
+            if iface.is_vhostuser:
+                socket = vhost_socket(self.run.task_id, Endpoint(self.node.name, iface.name))
+                argv += ["--vdev", f"net_virtio_user{port},path={socket},server=1,queues=1,"
+                         f"mac={iface.mac}"]
+                continue
             argv += ["--vdev", f"net_af_packet{port},iface={iface.name},blocksz=4096,"
                      f"framesz=2048,framecnt={o['af_packet_framecnt']},qdisc_bypass=1"]
         argv += ["--", f"--forward-mode={o['forward_mode']}", "--auto-start",
@@ -86,6 +102,9 @@ class TestpmdVnf(Vnf):
                 f"{self.node.name}: {binary} not found (set options.testpmd_path; on Debian: "
                 "apt-get install dpdk-dev)")
         self.log = self.log_path("testpmd")
+        if self.vhost_user:
+            self._hugepages = hugepages.reserve(
+                self.executor, hugepages.pages_for(self.options["memory_mb"]) + 16, self.name)
         argv = self.command()
         if self.executor.which("stdbuf"):  # a complete log for error messages, not readiness
             argv = ["stdbuf", "-oL", *argv]
@@ -146,3 +165,5 @@ class TestpmdVnf(Vnf):
             LOG.info("%s: testpmd stopped (exit %s), log in %s", self.name, code, self.log)
             self.process = None
             dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
+        hugepages.release(self.executor, self._hugepages)
+        self._hugepages = 0

@@ -81,3 +81,36 @@ def test_a_link_via_an_undeclared_bridge_is_a_task_error(nsb_main, tmp_path):
     assert code == 2
     assert "links[0].via" in err and "bridge 'br9' is provided by 0 nodes" in err
     assert "host:br0" in err
+
+
+def _hugepages_total() -> int:
+    for line in open("/proc/meminfo"):
+        if line.startswith("HugePages_Total:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_ovs_dpdk_with_a_vhost_user_container_forwards_and_gives_everything_back(
+        results_conf, tmp_path):
+    """Debian's OVS-DPDK (ovs-vswitchd-dpdk, PMD threads) with dpdkvhostuserclient ports
+    and testpmd serving them on virtio_user: the frames cross two vhost-user sockets,
+    the PMD counts them with its cycles, and the hugepages both took are given back."""
+    pages_before = _hugepages_total()
+    done = run_sample(results_conf, SAMPLES / "tc_ovs_dpdk_pvp_container.yaml", {})
+    assert done.returncode == 0, done.stderr
+    task_id, doc = results_of(tmp_path / "results")
+    check_consistent(doc, speed_gbps=SPEED_GBPS)
+    ovs = doc["plan"]["scenarios"][0]["vnfs"]["ovs0"]
+    assert ovs["vswitchd"].endswith("ovs-vswitchd-dpdk")
+    assert ovs["other_config"]["dpdk-init"] == "true"
+    assert set(ovs["vhost_user_ports"]) == {"br0-0b", "br0-1a"}
+    assert "net_virtio_user0" in doc["plan"]["scenarios"][0]["vnfs"]["vnf0"]["command"]
+    kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"][-1]
+    assert kpis["packets_received"] > 0 and kpis["processing_cycles"] > 0
+    assert kpis["cycles_per_packet"] > 0
+    (result,) = doc["results"]
+    assert result["switching_operations"] == 2
+    ovs_log = (tmp_path / "results" / task_id / "logs" / "ovs0-ovs.log").read_text()
+    assert "DPDK Enabled - initialized" in ovs_log
+    assert _hugepages_total() == pages_before
+    assert leftovers(task_id) == []  # no sockets, run dirs, DPDK runtime dirs, processes
