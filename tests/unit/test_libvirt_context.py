@@ -84,3 +84,10 @@ def test_a_link_needs_a_vm_end_and_a_known_node(tmp_path):
     task_file = _with(tmp_path, "      - [vnf0:xe1, tg:xe1]", "      - [vnf0:xe1, nosuch:xe1]")
     with pytest.raises(TaskError, match="link to undefined node 'nosuch'"):
         _plan(task_file)
+
+
+def test_vhost_user_vm_nics_are_not_supported_yet(tmp_path):
+    task_file = _with(tmp_path, "        interfaces: {xe0: {}, xe1: {}}\n    links:",
+                      "        interfaces: {xe0: {type: vhostuser}, xe1: {}}\n    links:")
+    with pytest.raises(TaskError, match="not supported yet: a VM NIC of type vhostuser"):
+        _plan(task_file)
