@@ -184,8 +184,18 @@ def _check_context_types(doc: LocatedDocument) -> None:
 def _contexts(doc: LocatedDocument) -> list[tuple[dict, tuple]]:
     data = doc.data
     if "context" in data:
-        return [(data["context"], ("context",))]
-    contexts = data.get("contexts")
+        contexts = [(data["context"], ("context",))]
+    else:
+        contexts = _context_list(doc)
+    for raw, at in contexts:
+        if not isinstance(raw.get("name", ""), str):
+            raise doc.error(at + ("name",), "a context name is text, got "
+                            f"{type(raw['name']).__name__}")
+    return contexts
+
+
+def _context_list(doc: LocatedDocument) -> list[tuple[dict, tuple]]:
+    contexts = doc.data.get("contexts")
     if not contexts:
         raise doc.error((), "missing required key 'context'")
     for index, raw in enumerate(contexts):
@@ -218,7 +228,7 @@ def _vm_node(kind: str, index: int, name: str, server, networks: dict, doc, at: 
     """A standalone VM as a pod node (for bindings, links and VNF descriptors)."""
     try:
         raw = standalone.server_pod(kind, index, name, server, networks)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise doc.error(at + ("servers", name), f"not a server NSB's {kind} can deploy "
                         f"({type(exc).__name__}: {exc})") from None
     return Node(name=name, role=name, pod=raw,

@@ -162,3 +162,14 @@ def test_unknown_placeholder_in_a_prox_config(nsb_main, reference):
     edit(config, "$sut_mac1=@@dst_mac1", "$sut_mac1=@@dst_mac5")
     check_one_line_error(nsb_main("task", "validate", str(reference)), "gen_l3fwd-2.cfg:",
                          "[variables] $sut_mac1", "@@dst_mac5", "DPDK ports 0, 1")
+
+
+def test_standalone_context_fields_of_the_wrong_shape_are_one_line(nsb_main, reference):
+    task = reference.parent / "tc_prox_ovs-dpdk_l2fwd-2.yaml"
+    edit(task, "           xe0:\n             - uplink_0", "           xe0: []")
+    check_one_line_error(nsb_main("task", "validate", str(task)),
+                         "contexts[1].servers.vnf_0", "not a server NSB's StandaloneOvsDpdk")
+    edit(task, "   - name: yardstick\n     type: StandaloneOvsDpdk",
+         "   - name: [yardstick]\n     type: StandaloneOvsDpdk")
+    check_one_line_error(nsb_main("task", "validate", str(task)), "contexts[1].name",
+                         "a context name is text, got list")
