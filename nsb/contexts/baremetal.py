@@ -37,14 +37,15 @@ class BaremetalContext(Context):
         self.connect_peers()
 
     def deploy(self) -> None:
-        connect(self.nodes.values())
+        connect(self.nodes.values(), self.run.task_id)
 
     def undeploy(self) -> None:
         disconnect(self.nodes.values())
 
 
-def connect(nodes) -> None:
-    """An SSH executor per node, connected (errors name the node)."""
+def connect(nodes, run_id: str | None = None) -> None:
+    """An SSH executor per node, connected (errors name the node); its run directory
+    on the node is named after the task (/tmp/nsb-<task_id>-ssh-<node>)."""
     try:
         from nsb.executors.ssh import SshExecutor
     except ImportError as exc:
@@ -52,17 +53,26 @@ def connect(nodes) -> None:
     for node in nodes:
         ssh = node.ssh
         node.executor = SshExecutor(node.name, ssh.host, port=ssh.port, user=ssh.user,
-                                    password=ssh.password, key_filename=ssh.key_filename)
+                                    password=ssh.password, key_filename=ssh.key_filename,
+                                    run_id=run_id)
         node.executor.connect()
         LOG.info("node %s: connected to %s@%s:%d", node.name, ssh.user, ssh.host, ssh.port)
 
 
 def disconnect(nodes) -> None:
-    """Stop what nsb started on each node and close the connections."""
+    """Stop what nsb started on each node and close the connections; a node that
+    fails does not keep the others from being cleaned up (the first failure is
+    raised once all were tried)."""
+    failure = None
     for node in nodes:
         if node.executor:
             try:
                 node.executor.stop_all()
+            except Exception as exc:
+                LOG.error("node %s: stopping what nsb started failed: %s", node.name, exc)
+                failure = failure or exc
             finally:
                 node.executor.close()
                 node.executor = None
+    if failure is not None:
+        raise failure

@@ -165,7 +165,7 @@ class LibvirtContext(Context, CrossLinking):
         for node in self.nodes.values():
             self._wait_for_ssh(node, deadline)
         from nsb.contexts.baremetal import connect
-        connect(self.nodes.values())
+        connect(self.nodes.values(), self.run.task_id)
 
     def _connect(self):
         try:

@@ -116,7 +116,10 @@ class NetnsContext(Context):
     def undeploy(self) -> None:
         for node in self.nodes.values():
             if node.executor:
-                node.executor.stop_all()
+                try:
+                    node.executor.stop_all()
+                except Exception as exc:  # the namespaces go anyway, with what runs there
+                    LOG.error("node %s: stopping what nsb started failed: %s", node.name, exc)
         for ns in reversed(self._created_netns):
             kill_netns_processes(ns)
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)

@@ -93,6 +93,8 @@ class StandaloneContext(Context, CrossLinking):
     OPTIONS_SCHEMA = {
         "type": "object",
         "required": ["file", "servers", "networks"],
+        # keys NSB's standalone contexts do not read are ignored there; here too
+        "additionalProperties": True,
         "properties": {
             "name": {"type": "string"},
             "file": {"type": "string", "minLength": 1},
@@ -216,9 +218,9 @@ class StandaloneContext(Context, CrossLinking):
         from nsb.contexts.baremetal import connect
 
         if not self.options["vm_deploy"]:
-            connect(self.nodes.values())
+            connect(self.nodes.values(), self.run.task_id)
             return
-        connect([self.host])
+        connect([self.host], self.run.task_id)
         try:
             problems = self.host_problems(self.host.executor)
         finally:

@@ -76,3 +76,15 @@ def test_imix_with_a_generator_that_sends_one_size_is_one_line(example_plugin, t
            in done.stderr
     assert "prox_tg" in done.stderr and "trafgen" in done.stderr
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
+def test_the_example_plugins_keep_the_plugin_contract(example_plugin):
+    """The contract every installed plugin is held to (tests/unit/test_plugin_contract.py),
+    checked in a fresh interpreter that sees the package pip just installed."""
+    code = ("from tests.unit.test_plugin_contract import test_plugin_contract as check\n"
+            "check('nsb.contexts', 'example_local')\n"
+            "check('nsb.vnfs', 'example_sim_tg')\n"
+            "print('contract kept')\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "contract kept" in done.stdout, done.stderr

@@ -18,6 +18,7 @@ class LocalContext(Context):
 
     OPTIONS_SCHEMA = {
         "type": "object",
+        "additionalProperties": False,
         "required": ["nodes"],
         "properties": {"nodes": topology.NODES_SCHEMA, "links": topology.LINKS_SCHEMA},
     }
