@@ -49,10 +49,7 @@ def collect(executor: Executor, node=None) -> dict:
                     facts.setdefault("numa_layout", {})[numa.group(1)] = entry.get("data")
         except json.JSONDecodeError:
             LOG.debug("lscpu -J gave no JSON")
-    for line in command_output(executor, ["cat", "/proc/meminfo"]).splitlines():
-        name, _, value = line.partition(":")
-        if name in _MEMINFO:
-            facts[_MEMINFO[name]] = _number(value.replace("kB", "").strip())
+    facts.update(memory(executor))
     if "mem_total" in facts:
         facts["memory_gib"] = round(facts.pop("mem_total") / 1024 / 1024, 1)
     facts["isolated_cpus"] = command_output(executor, ["cat", "/sys/devices/system/cpu/isolated"])
@@ -66,6 +63,16 @@ def collect(executor: Executor, node=None) -> dict:
         if version:
             versions[name] = version
     facts["versions"] = versions
+    return facts
+
+
+def memory(executor: Executor) -> dict:
+    """mem_total (kB) and the hugepage counts from /proc/meminfo."""
+    facts = {}
+    for line in command_output(executor, ["cat", "/proc/meminfo"]).splitlines():
+        name, _, value = line.partition(":")
+        if name in _MEMINFO:
+            facts[_MEMINFO[name]] = _number(value.replace("kB", "").strip())
     return facts
 
 

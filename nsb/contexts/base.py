@@ -104,10 +104,15 @@ class Node:
         return dict(sorted(ports.items()))
 
 
+def vhost_dir(task_id: str) -> str:
+    """Where the task's vhost-user sockets are, in its directory on the machine."""
+    return f"/tmp/nsb-{task_id}/vhost"
+
+
 def vhost_socket(task_id: str, end: Endpoint) -> str:
     """The vhost-user socket of a VNF's interface ``end`` (the VNF serves it, the
-    switch port cabled to it connects), in the task's directory on the machine."""
-    return f"/tmp/nsb-{task_id}/vhost/{end.node}-{end.interface}.sock"
+    switch port cabled to it connects)."""
+    return f"{vhost_dir(task_id)}/{end.node}-{end.interface}.sock"
 
 
 class Context(abc.ABC):
@@ -154,15 +159,17 @@ class Context(abc.ABC):
         described["interfaces"] = interfaces
         return described
 
-    def connect_peers(self) -> None:
-        """Fill each interface's peer, peer MAC and peer IP from the links."""
+    def connect_peers(self, nodes: dict[str, Node] | None = None) -> None:
+        """Fill each interface's peer, peer MAC and peer IP from the links; ``nodes``
+        when the links reach nodes of other contexts too."""
+        nodes = self.nodes if nodes is None else nodes
         # wires first: a link's two ends are each other's peers even through a switch
         pairs = [wire for link in self.links if link.via for wire in link.wires()]
         pairs += [(link.a, link.b) for link in self.links]
         for left, right in pairs:
             for end, other in ((left, right), (right, left)):
-                iface = self.nodes[end.node].interfaces[end.interface]
-                peer = self.nodes[other.node].interfaces[other.interface]
+                iface = nodes[end.node].interfaces[end.interface]
+                peer = nodes[other.node].interfaces[other.interface]
                 iface.peer = other
                 iface.peer_mac = peer.mac
                 iface.peer_ip = peer.ip

@@ -23,8 +23,10 @@ import zlib
 from pathlib import Path
 
 from nsb.contexts import domain_xml, guest_image, topology
+from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Endpoint, Link, Node, SshAccess
 from nsb.contexts.combined import CrossLinking
+from nsb.contexts.netns import ip, move_into
 from nsb.errors import PrerequisiteError, RunError
 from nsb.runinfo import short_tag
 
@@ -104,6 +106,7 @@ class LibvirtContext(Context, CrossLinking):
     def link_across(self, others: dict) -> None:
         self._foreign = dict(others)
         self.links = self._build_links(others)
+        self.connect_peers({**others, **self.nodes})
 
     def _build_links(self, others: dict) -> list[Link]:
         nodes = {**others, **self.nodes}
@@ -119,15 +122,7 @@ class LibvirtContext(Context, CrossLinking):
             if link.a.node not in self.nodes and link.b.node not in self.nodes:
                 raise self.spec.where.error(f"link {link} has no end on a VM of this context",
                                             "links", index)
-        for index, link in enumerate(links, start=200):  # apart from the netns links
-            for host, end in ((1, link.a), (2, link.b)):
-                iface = nodes[end.node].interfaces[end.interface]
-                iface.ip = iface.ip or f"10.{index // 256}.{index % 256}.{host}/24"
-        for link in links:
-            for end, other in ((link.a, link.b), (link.b, link.a)):
-                iface, peer = nodes[end.node].interfaces[end.interface], \
-                    nodes[other.node].interfaces[other.interface]
-                iface.peer, iface.peer_mac, iface.peer_ip = other, peer.mac, peer.ip
+        topology.assign_addresses(nodes, links, first=200)  # apart from the netns links
         return links
 
     # --- deploy ----------------------------------------------------------------------
@@ -145,7 +140,7 @@ class LibvirtContext(Context, CrossLinking):
         os.chmod(self.work_dir.parent, 0o755)
         key = self._ssh_key()
         mgmt = self._bridge("m")
-        _ip("addr", "add", f"{self._mgmt_subnet}.1/24", "dev", mgmt)
+        ip("addr", "add", f"{self._mgmt_subnet}.1/24", "dev", mgmt)
         link_bridges = [self._wire(index, link) for index, link in enumerate(self.links)]
         for node in self.nodes.values():
             vm = self.vms[node.name]
@@ -164,7 +159,6 @@ class LibvirtContext(Context, CrossLinking):
         deadline = time.monotonic() + self.options["boot_timeout_s"]
         for node in self.nodes.values():
             self._wait_for_ssh(node, deadline)
-        from nsb.contexts.baremetal import connect
         connect(self.nodes.values(), self.run.task_id)
 
     def _connect(self):
@@ -215,19 +209,19 @@ class LibvirtContext(Context, CrossLinking):
         """A host bridge that acts as a wire: it learns no MACs (ageing 0), so a frame a
         VNF sends back out of the port it came in by is still delivered."""
         name = f"nsb{self.tag}{suffix}"
-        _ip("link", "add", name, "type", "bridge", "ageing_time", "0")
+        ip("link", "add", name, "type", "bridge", "ageing_time", "0")
         self._bridges.append(name)
         _quiet(name)
-        _ip("link", "set", name, "up")
+        ip("link", "set", name, "up")
         return name
 
     def _tap(self, bridge: str) -> str:
         """A VM NIC's host end, made here so that the host sends nothing on it."""
         name = f"nsb{self.tag}t{len(self._taps)}"
-        _ip("tuntap", "add", "mode", "tap", "name", name)
+        ip("tuntap", "add", "mode", "tap", "name", name)
         self._taps.append(name)
         _quiet(name)
-        _ip("link", "set", name, "master", bridge, "up")
+        ip("link", "set", name, "master", bridge, "up")
         return name
 
     def _wire(self, index: int, link: Link) -> str:
@@ -242,18 +236,11 @@ class LibvirtContext(Context, CrossLinking):
                 raise RunError(f"link {link}: {end.node} is not in a netns context; a VM "
                                "links to VMs and to netns nodes")
             outside, inside = f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}"
-            _ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+            ip("link", "add", outside, "type", "veth", "peer", "name", inside)
             self._veths.append(outside)
             _quiet(outside)
-            _ip("link", "set", outside, "master", bridge, "up")
-            iface = node.interfaces[end.interface]
-            _ip("link", "set", inside, "netns", netns)
-            _ip("-n", netns, "link", "set", inside, "name", iface.name)
-            _ip("-n", netns, "link", "set", iface.name, "address", iface.mac, "mtu",
-                str(iface.mtu))
-            if iface.ip:
-                _ip("-n", netns, "addr", "add", iface.ip, "dev", iface.name)
-            _ip("-n", netns, "link", "set", iface.name, "up")
+            ip("link", "set", outside, "master", bridge, "up")
+            move_into(inside, netns, node.interfaces[end.interface])
         return bridge
 
     def _wait_for_ssh(self, node: Node, deadline: float) -> None:
@@ -276,8 +263,6 @@ class LibvirtContext(Context, CrossLinking):
     # --- teardown --------------------------------------------------------------------
 
     def undeploy(self) -> None:
-        from nsb.contexts.baremetal import disconnect
-
         try:
             disconnect(self.nodes.values())
         finally:
@@ -372,9 +357,3 @@ def _quiet(ifname: str) -> None:
     """No IPv6 on a host end of a lab wire: its router solicitations would cross the
     VNF and be counted as received test frames."""
     Path(f"/proc/sys/net/ipv6/conf/{ifname}/disable_ipv6").write_text("1")
-
-
-def _ip(*args: str) -> None:
-    done = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RunError(f"ip {' '.join(args)} failed: {done.stderr.strip()}")

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 
 from nsb.contexts import pod, topology
-from nsb.contexts.base import Context
+from nsb.contexts.base import Context, vhost_dir
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.local import NetnsExecutor
 from nsb.runinfo import short_tag
@@ -71,47 +71,35 @@ class NetnsContext(Context):
         for node in self.nodes.values():
             ns = self.netns_name(node.name)
             self._created_netns.append(ns)
-            _ip("netns", "add", ns)
+            ip("netns", "add", ns)
             node.executor = NetnsExecutor(ns)
             node.executor.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                                "net.ipv6.conf.default.disable_ipv6=1"])
-            _ip("-n", ns, "link", "set", "lo", "up")
+            ip("-n", ns, "link", "set", "lo", "up")
         if any(i.is_vhostuser for n in self.nodes.values() for i in n.interfaces.values()):
             os.makedirs(self.vhost_dir, exist_ok=True)
         for index, (left_end, right_end) in enumerate(self._wires()):
             if self._is_vhost_wire(left_end, right_end):
                 continue  # the VNF and the switch meet on a vhost-user socket
             left, right = self._veth_name(index, "a"), self._veth_name(index, "b")
-            _ip("link", "add", left, "type", "veth", "peer", "name", right)
+            ip("link", "add", left, "type", "veth", "peer", "name", right)
             for temp, end in ((left, left_end), (right, right_end)):
-                self._move(temp, end.node, self.nodes[end.node].interfaces[end.interface])
+                move_into(temp, self.netns_name(end.node),
+                          self.nodes[end.node].interfaces[end.interface])
         for node in self.nodes.values():  # interfaces without a link are dummies
             for iface in node.interfaces.values():
                 if iface.peer is None and not iface.is_vhostuser:
                     ns = self.netns_name(node.name)
-                    _ip("-n", ns, "link", "add", iface.name, "type", "dummy")
-                    self._configure(ns, iface)
+                    ip("-n", ns, "link", "add", iface.name, "type", "dummy")
+                    configure(ns, iface)
         LOG.info("netns lab up: %s", ", ".join(self._created_netns))
 
     @property
     def vhost_dir(self) -> str:
-        return f"/tmp/nsb-{self.run.task_id}/vhost"
+        return vhost_dir(self.run.task_id)
 
     def _is_vhost_wire(self, *ends) -> bool:
         return any(self.nodes[e.node].interfaces[e.interface].is_vhostuser for e in ends)
-
-    def _move(self, temp: str, node: str, iface) -> None:
-        ns = self.netns_name(node)
-        _ip("link", "set", temp, "netns", ns)
-        _ip("-n", ns, "link", "set", temp, "name", iface.name)
-        self._configure(ns, iface)
-
-    @staticmethod
-    def _configure(ns: str, iface) -> None:
-        _ip("-n", ns, "link", "set", iface.name, "address", iface.mac, "mtu", str(iface.mtu))
-        if iface.ip:
-            _ip("-n", ns, "addr", "add", iface.ip, "dev", iface.name)
-        _ip("-n", ns, "link", "set", iface.name, "up")
 
     def undeploy(self) -> None:
         for node in self.nodes.values():
@@ -133,6 +121,21 @@ class NetnsContext(Context):
             os.rmdir(os.path.dirname(self.vhost_dir))
 
 
+def move_into(temp: str, ns: str, iface) -> None:
+    """Link ``temp`` (in this namespace) becomes ``iface`` of namespace ``ns``."""
+    ip("link", "set", temp, "netns", ns)
+    ip("-n", ns, "link", "set", temp, "name", iface.name)
+    configure(ns, iface)
+
+
+def configure(ns: str, iface) -> None:
+    """The task's MAC, MTU and address on ``iface`` in ``ns``, and up."""
+    ip("-n", ns, "link", "set", iface.name, "address", iface.mac, "mtu", str(iface.mtu))
+    if iface.ip:
+        ip("-n", ns, "addr", "add", iface.ip, "dev", iface.name)
+    ip("-n", ns, "link", "set", iface.name, "up")
+
+
 def kill_netns_processes(ns: str) -> None:
     """SIGKILL whatever still runs in ``ns``: nothing a run started may outlive it."""
     for pid in netns_pids(ns):
@@ -148,7 +151,8 @@ def netns_pids(ns: str) -> set[int]:
     return {int(pid) for pid in re.findall(r"\d+", listed)}
 
 
-def _ip(*args: str) -> None:
+def ip(*args: str) -> None:
+    """``ip`` with these arguments; a failure is a RunError quoting it."""
     done = subprocess.run(["ip", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise RunError(f"ip {' '.join(args)} failed: {done.stderr.strip()}")

@@ -20,7 +20,9 @@ import ipaddress
 import logging
 from pathlib import Path
 
+from nsb import platform
 from nsb.contexts import pod, topology
+from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Interface, Link, Node, SshAccess
 from nsb.contexts.combined import CrossLinking
 from nsb.errors import PrerequisiteError
@@ -134,7 +136,6 @@ class StandaloneContext(Context, CrossLinking):
                           for index, (name, server) in enumerate(options["servers"].items())}
         else:  # NSB: the VMs exist and are listed in the host file
             self.nodes = {n.name: n for n in host_nodes.values() if n is not self.host}
-        self._foreign: dict[str, Node] = {}
         self.links: list[Link] = []
 
     # --- the VMs as nodes ----------------------------------------------------------------
@@ -163,13 +164,8 @@ class StandaloneContext(Context, CrossLinking):
 
     def link_across(self, others: dict) -> None:
         nodes = {**others, **self.nodes}
-        self._foreign = dict(others)
         self.links = topology.build_links(self.options.get("links", []), nodes, self.spec.where)
-        for link in self.links:
-            for end, other in ((link.a, link.b), (link.b, link.a)):
-                iface = nodes[end.node].interfaces[end.interface]
-                peer = nodes[other.node].interfaces[other.interface]
-                iface.peer, iface.peer_mac, iface.peer_ip = other, peer.mac, peer.ip
+        self.connect_peers(nodes)
 
     # --- the plan --------------------------------------------------------------------------
 
@@ -215,8 +211,6 @@ class StandaloneContext(Context, CrossLinking):
     # --- a run -----------------------------------------------------------------------------
 
     def deploy(self) -> None:
-        from nsb.contexts.baremetal import connect
-
         if not self.options["vm_deploy"]:
             connect(self.nodes.values(), self.run.task_id)
             return
@@ -244,8 +238,6 @@ class StandaloneContext(Context, CrossLinking):
         return problems
 
     def undeploy(self) -> None:
-        from nsb.contexts.baremetal import disconnect
-
         disconnect([n for n in [self.host, *self.nodes.values()] if n.executor])
 
 
@@ -269,7 +261,6 @@ class StandaloneOvsDpdk(StandaloneContext):
                         "pmd-cpu-mask": str(mask)}
         if props.get("lcore_mask"):
             other_config["dpdk-lcore-mask"] = str(props["lcore_mask"])
-        vpath = props.get("vpath", "/usr/local")
         networks = list(self.options["networks"].items())
         ports = {}
         for name, network in networks:
@@ -277,18 +268,25 @@ class StandaloneOvsDpdk(StandaloneContext):
             ports[f"dpdk{number}"] = {"type": "dpdk", "dpdk-devargs": network["phy_port"],
                                       "n_rxq": props.get("queues", 1), "network": name}
         for position, (name, _) in enumerate(networks):
-            ports[f"dpdkvhostuser{position}"] = {
-                "type": "dpdkvhostuser", "network": name,
-                "socket": f"{vpath}/var/run/openvswitch/dpdkvhostuser{position}"}
+            port, socket = self._vhost_port(position)
+            ports[port] = {"type": "dpdkvhostuser", "network": name, "socket": socket}
         count = len(networks)
         flows = [rule for i in range(1, count + 1) for rule in (
             f"in_port={i},action=output:{count + i}", f"in_port={count + i},action=output:{i}")]
         version = props.get("version") or {}
         return {"version": {"ovs": str(version.get("ovs", "2.6.0")),
                             "dpdk": str(version.get("dpdk", "16.07.2"))},
-                "vpath": vpath, "bridge": "br0", "datapath_type": "netdev",
+                "vpath": self._vpath(), "bridge": "br0", "datapath_type": "netdev",
                 "other_config": other_config, "pmd_threads": threads, "ports": ports,
                 "flows": flows}
+
+    def _vpath(self) -> str:
+        return (self.options.get("ovs_properties") or {}).get("vpath", "/usr/local")
+
+    def _vhost_port(self, position: int) -> tuple[str, str]:
+        """NSB's vhost-user port of the ``position``-th network and its socket."""
+        name = f"dpdkvhostuser{position}"
+        return name, f"{self._vpath()}/var/run/openvswitch/{name}"
 
     def describe(self) -> dict:
         described = super().describe()
@@ -297,19 +295,14 @@ class StandaloneOvsDpdk(StandaloneContext):
 
     def _describe_nic(self, vm: str, iface: Interface) -> dict:
         name, network = self._network_of(vm, iface.name)
-        position = list(self.options["networks"]).index(name)
-        vpath = self.ovs()["vpath"]
+        port, socket = self._vhost_port(list(self.options["networks"]).index(name))
         return {"network": name, "type": "vhostuser (client, virtio, 4 queues)",
-                "socket": f"{vpath}/var/run/openvswitch/dpdkvhostuser{position}",
-                "ovs_port": f"dpdkvhostuser{position}", "phy_port": network["phy_port"],
+                "socket": socket, "ovs_port": port, "phy_port": network["phy_port"],
                 "guest_pci": iface.pci, "mac": iface.mac, "ip": iface.ip}
 
     def host_problems(self, executor) -> list[str]:
         problems = super().host_problems(executor)
-        meminfo = executor.run(["cat", "/proc/meminfo"], check=False).stdout
-        total = next((int(line.split()[1]) for line in meminfo.splitlines()
-                      if line.startswith("HugePages_Total:")), 0)
-        if total <= 0:
+        if not platform.memory(executor).get("hugepages_total"):
             problems.append("no hugepages (HugePages_Total 0): OVS-DPDK needs them")
         if not executor.which("ovs-vswitchd"):
             problems.append("no ovs-vswitchd (apt-get install openvswitch-switch-dpdk)")

@@ -141,9 +141,10 @@ def _bridge_node(via: str, nodes: dict[str, Node], where: Where,
     return hosts[0], via
 
 
-def assign_addresses(nodes: dict[str, Node], links: list[Link]) -> None:
-    """Give each linked interface without an IP 10.<k/256>.<k%256>.1|2/24 for link k."""
-    for index, link in enumerate(links, start=1):
+def assign_addresses(nodes: dict[str, Node], links: list[Link], first: int = 1) -> None:
+    """Give each linked interface without an IP 10.<k/256>.<k%256>.1|2/24 for link k,
+    counting from ``first`` (another context's links count from further on)."""
+    for index, link in enumerate(links, start=first):
         for host, end in ((1, link.a), (2, link.b)):
             iface = nodes[end.node].interfaces[end.interface]
             if not iface.ip:

@@ -277,13 +277,9 @@ def generator_ports(ds: dm.DataSourceRef) -> timeseries.Panel:
 
 def _vnf_series(ds: dm.DataSourceRef, title: str, description: str, unit: str,
                 columns: list[tuple[str, str]]) -> timeseries.Panel:
-    query = select(m.KPI, columns, task_filter([VNF_KPIS]), group_by=[m.TASK_ID, m.SOURCE],
-                   time_filter=True, interval=True)
-    return (timeseries.Panel().title(title).description(description).datasource(ds)
-            .with_target(InfluxQL(query).ref_id("A").alias("$tag_source $col ($tag_task_id)")
-                         .datasource(ds))
-            .unit(unit).min(0).show_points(cm.VisibilityMode.ALWAYS).point_size(5)
-            .legend(_legend(as_table=True)).tooltip(_tooltip()).span(12).height(9))
+    """What the VNFs count themselves, one point per sample."""
+    return (_kpi_series(ds, title, description, unit, columns, VNF_KPIS)
+            .show_points(cm.VisibilityMode.ALWAYS).point_size(5))
 
 
 def vnf_packet_rates(ds: dm.DataSourceRef) -> timeseries.Panel:

@@ -15,7 +15,7 @@ import time
 from nsb.contexts.base import vhost_socket
 from nsb.errors import RunError
 from nsb.executors.base import tail
-from nsb.vnfs import hugepages, ovs_stats
+from nsb.vnfs import dpdk_telemetry, hugepages, ovs_stats
 from nsb.vnfs.base import Vnf
 
 LOG = logging.getLogger(__name__)
@@ -68,6 +68,8 @@ class OvsVnf(Vnf):
         self.processes_started: list = []
         self.log = ""
         self._hugepages = 0
+        # its own DPDK file prefix: the runtime dir is named after the task
+        self.file_prefix = f"nsb-{run.task_id}-{spec.name}"
 
     # --- commands --------------------------------------------------------
 
@@ -196,9 +198,7 @@ class OvsVnf(Vnf):
 
     def _other_config(self) -> dict[str, str]:
         dpdk = self.options["dpdk_init"]
-        # its own DPDK file prefix: the runtime dir is named after the task
-        extra = f"--file-prefix=nsb-{self.run.task_id}-{self.name} " \
-                f"{self.options.get('dpdk_extra', '--no-pci')}"
+        extra = f"--file-prefix={self.file_prefix} {self.options.get('dpdk_extra', '--no-pci')}"
         pairs = {"dpdk-init": "true" if dpdk else None,
                  "dpdk-socket-mem": (self.options.get("dpdk_socket_mem") or DEFAULT_SOCKET_MEM)
                  if dpdk else None,
@@ -267,8 +267,7 @@ class OvsVnf(Vnf):
             process.stop(grace_s=5.0)
         self.processes_started.clear()
         if self.options["dpdk_init"]:
-            self.executor.run(["rm", "-rf", f"/var/run/dpdk/nsb-{self.run.task_id}-{self.name}"],
-                              check=False)
+            dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
         hugepages.release(self.executor, self._hugepages)
         self._hugepages = 0
         self.remove_work_dir()

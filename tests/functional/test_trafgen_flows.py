@@ -52,6 +52,18 @@ def veth_pair():
         subprocess.run(["ip", "netns", "delete", ns])
 
 
+def _captured_while_trafgen_sends(ns: str, capture_script: str, config, packets: int):
+    """What ``capture_script`` printed on fb while trafgen sent ``packets`` frames of
+    ``config`` on fa (5000 per second)."""
+    capture = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", capture_script,
+                                "fb", str(packets)], stdout=subprocess.PIPE, text=True)
+    assert capture.stdout.readline().strip() == "ready"
+    subprocess.run(["ip", "netns", "exec", ns, "trafgen", "--in", str(config), "--out",
+                    "fa", "--cpus", "1", "--no-sock-mem", "--notouch-irq", "--rate", "5000pps",
+                    "--num", str(packets)], check=True, capture_output=True)
+    return json.loads(capture.communicate(timeout=30)[0])
+
+
 @pytest.mark.parametrize("frame,flows", [(64, 1), (512, 100), (1518, 1000)])
 def test_frames_and_flows_on_the_wire(veth_pair, tmp_path, frame, flows):
     config = tmp_path / "t.cfg"
@@ -59,13 +71,7 @@ def test_frames_and_flows_on_the_wire(veth_pair, tmp_path, frame, flows):
                                                    "02:00:00:00:00:02", "10.0.1.1",
                                                    "10.0.2.2", flows))
     packets = 2 * flows + 10
-    capture = subprocess.Popen(["ip", "netns", "exec", veth_pair, sys.executable, "-c", CAPTURE,
-                                "fb", str(packets)], stdout=subprocess.PIPE, text=True)
-    assert capture.stdout.readline().strip() == "ready"
-    subprocess.run(["ip", "netns", "exec", veth_pair, "trafgen", "--in", str(config), "--out",
-                    "fa", "--cpus", "1", "--no-sock-mem", "--notouch-irq", "--rate", "5000pps",
-                    "--num", str(packets)], check=True, capture_output=True)
-    report = json.loads(capture.communicate(timeout=30)[0])
+    report = _captured_while_trafgen_sends(veth_pair, CAPTURE, config, packets)
     assert report["count"] == packets
     assert report["flows"] == flows
     assert report["sizes"] == [frame - 4]  # on a veth the FCS is not there
@@ -97,13 +103,7 @@ def test_a_mix_is_sent_in_its_order_cycle_after_cycle(veth_pair, tmp_path, mix):
     config.write_text(trafgen_config.mix_config(mix.sequence, "02:00:00:00:00:01",
                                                 "02:00:00:00:00:02", "10.0.1.1", "10.0.2.2", 1))
     packets = 5 * len(mix.sequence)
-    capture = subprocess.Popen(["ip", "netns", "exec", veth_pair, sys.executable, "-c", ORDER,
-                                "fb", str(packets)], stdout=subprocess.PIPE, text=True)
-    assert capture.stdout.readline().strip() == "ready"
-    subprocess.run(["ip", "netns", "exec", veth_pair, "trafgen", "--in", str(config), "--out",
-                    "fa", "--cpus", "1", "--no-sock-mem", "--notouch-irq", "--rate", "5000pps",
-                    "--num", str(packets)], check=True, capture_output=True)
-    sizes = json.loads(capture.communicate(timeout=30)[0])
+    sizes = _captured_while_trafgen_sends(veth_pair, ORDER, config, packets)
     assert sizes == [size - 4 for size in mix.sequence] * 5  # no FCS on a veth
 
 
