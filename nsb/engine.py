@@ -187,14 +187,12 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
                 teardown.callback(plan.context.undeploy)
                 LOG.info("deploying %s context", plan.context.spec.type)
                 plan.context.deploy()
-                facts = {}
-                for node in plan.context.nodes.values():
-                    facts[node.name] = platform.collect(node.executor, node)
-                    bus.emit(PlatformFacts(run.task_id, "", node=node.name,
-                                           facts=facts[node.name]))
-                _preflight(plan, facts)
+                facts: dict[str, dict] = {}
+                _collect_facts(plan, bus, facts)
+                _preflight([vnf for scenario in plan.scenarios for vnf in _vnfs(scenario)],
+                           facts)
                 for scenario in plan.scenarios:
-                    _run_scenario(scenario, run, bus)
+                    _run_scenario(scenario, plan, bus, facts)
         except Interrupted as exc:
             status, message = "interrupted", str(exc)
             raise
@@ -210,48 +208,74 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
             bus.close()
 
 
-def _preflight(plan: Plan, facts: dict[str, dict]) -> None:
-    """Every node has what its VNFs need before any traffic; else one line per failure.
+def _vnfs(scenario: ScenarioPlan) -> list[Vnf]:
+    """The scenario's systems under test, then its generator."""
+    return [*scenario.vnfs, scenario.generator]
 
-    ``facts`` are the platform facts just collected, so nothing is read twice.
+
+def _collect_facts(plan: Plan, bus: EventBus, facts: dict[str, dict]) -> None:
+    """Platform facts of every node that is up and has none yet."""
+    for node in plan.context.nodes.values():
+        if node.name not in facts and getattr(node, "executor", None) is not None:
+            facts[node.name] = platform.collect(node.executor, node)
+            bus.emit(PlatformFacts(plan.run.task_id, "", node=node.name,
+                                   facts=facts[node.name]))
+
+
+def _preflight(vnfs: list[Vnf], facts: dict[str, dict]) -> None:
+    """Every node that is up has what its VNFs need before any traffic; else one line
+    per failure. ``facts`` are the platform facts just collected (nothing read twice).
     """
+    vnfs = [vnf for vnf in vnfs if getattr(vnf.node, "executor", None) is not None]
     needs: dict[str, tuple] = {}  # node name -> (node, binaries)
-    for scenario in plan.scenarios:
-        for vnf in [*scenario.vnfs, scenario.generator]:
-            _, binaries = needs.setdefault(vnf.node.name, (vnf.node, []))
-            binaries += [b for b in vnf.required_binaries() if b not in binaries]
+    for vnf in vnfs:
+        _, binaries = needs.setdefault(vnf.node.name, (vnf.node, []))
+        binaries += [b for b in vnf.required_binaries() if b not in binaries]
     failed = []
     for node, binaries in needs.values():
-        if getattr(node, "executor", None) is not None:
-            failed += preflight.failures(preflight.check_node(node, binaries,
-                                                              facts.get(node.name)))
+        failed += preflight.failures(preflight.check_node(node, binaries, facts.get(node.name)))
     lines = [check.line() for check in failed]
-    for scenario in plan.scenarios:
-        for vnf in [*scenario.vnfs, scenario.generator]:
-            lines += [f"{vnf.node.name}: {vnf.name}: FAILED: {problem}"
-                      for problem in vnf.preflight(facts.get(vnf.node.name) or {})]
+    for vnf in vnfs:
+        lines += [f"{vnf.node.name}: {vnf.name}: FAILED: {problem}"
+                  for problem in vnf.preflight(facts.get(vnf.node.name) or {})]
     if lines:
         raise PrerequisiteError("pre-flight checks failed, no traffic was sent:\n"
                                 + "\n".join(lines))
 
 
-def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
-    name = scenario.spec.name
+def _start(vnfs: list[Vnf], run: RunInfo, teardown: contextlib.ExitStack) -> None:
+    """Instantiate in order (stopped in reverse), then wait until each is ready."""
+    for vnf in vnfs:
+        teardown.callback(vnf.terminate)
+        LOG.info("starting %s (%s) on %s", vnf.name, vnf.spec.type, vnf.node.name)
+        vnf.instantiate()
+    for vnf in vnfs:
+        vnf.wait_until_ready(run.vnf_start_timeout_s)
+
+
+def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
+                  facts: dict[str, dict]) -> None:
+    name, run = scenario.spec.name, plan.run
     with contextlib.ExitStack() as teardown:
-        # systems under test first, the generator last; stopped in reverse
-        for vnf in [*scenario.vnfs, scenario.generator]:
-            teardown.callback(vnf.terminate)
-            LOG.info("%s: starting %s (%s) on %s", name, vnf.name, vnf.spec.type, vnf.node.name)
-            vnf.instantiate()
-        for vnf in [*scenario.vnfs, scenario.generator]:
-            vnf.wait_until_ready(run.vnf_start_timeout_s)
-        _running_versions([*scenario.vnfs, scenario.generator], run, bus)
+        # systems under test first, the generator last; the VNFs of pending nodes once
+        # the others run (their switch), after those nodes came up
+        pending = set(plan.context.pending_nodes())
+        _start([vnf for vnf in _vnfs(scenario) if vnf.node.name not in pending], run, teardown)
+        waiting = [vnf for vnf in _vnfs(scenario) if vnf.node.name in pending]
+        if waiting:
+            LOG.info("%s: bringing up %s now that their switch runs", name,
+                     ", ".join(sorted(pending)))
+            plan.context.deploy_pending()
+            _collect_facts(plan, bus, facts)
+            _preflight(waiting, facts)
+            _start(waiting, run, teardown)
+        _running_versions(_vnfs(scenario), run, bus)
         sampler = _nfvi_sampler(scenario, run, bus)
         teardown.callback(sampler.stop)
 
         def sample_kpis(trial_index: int) -> None:
             sampler.stop()
-            death = _vnf_death([*scenario.vnfs, scenario.generator])
+            death = _vnf_death(_vnfs(scenario))
             if death is not None:
                 raise death
             for vnf in scenario.vnfs:
@@ -282,7 +306,7 @@ def _run_scenario(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> None:
         except Interrupted:
             raise
         except Exception as exc:  # a VNF that died is the cause, whatever failed next
-            death = _vnf_death([*scenario.vnfs, scenario.generator])
+            death = _vnf_death(_vnfs(scenario))
             if death is not None and str(death) != str(exc):
                 raise death from exc
             raise
@@ -328,7 +352,7 @@ def _vnf_death(vnfs: list[Vnf]) -> RunError | None:
 
 def _nfvi_sampler(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> NfviSampler:
     """Watches the long-running processes of the scenario's VNFs and generator."""
-    vnfs = [*scenario.vnfs, scenario.generator]
+    vnfs = _vnfs(scenario)
     watched = [Watched(vnf.name, vnf.node.name, process.pid)
                for vnf in vnfs for process in vnf.processes()]
     executors = {vnf.node.name: vnf.node.executor for vnf in vnfs

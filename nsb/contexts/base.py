@@ -131,6 +131,15 @@ class Context(abc.ABC):
     def deploy(self) -> None:
         """Create or reach the nodes; after this every node has an executor."""
 
+    def pending_nodes(self) -> list[str]:
+        """Nodes deploy left down: they come up only once the VNFs on the other nodes run
+        (a VM whose vhost-user NICs need their switch to connect before QEMU starts)."""
+        return []
+
+    def deploy_pending(self) -> None:
+        """Bring up the pending nodes; after this every node has an executor."""
+        return None  # none pending, unless a context says otherwise
+
     @abc.abstractmethod
     def undeploy(self) -> None:
         """Remove everything deploy created; safe to call after a partial deploy."""

@@ -53,6 +53,14 @@ class CombinedContext(Context):
             LOG.info("deploying %s context", context.spec.type)
             context.deploy()
 
+    def pending_nodes(self) -> list[str]:
+        return [name for context in self.contexts for name in context.pending_nodes()]
+
+    def deploy_pending(self) -> None:
+        for context in self.contexts:
+            if context.pending_nodes():
+                context.deploy_pending()
+
     def undeploy(self) -> None:
         """Every context, last first, even when one of them fails."""
         failure = None

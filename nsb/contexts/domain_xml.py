@@ -15,7 +15,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Nic:
     mac: str
-    tap: str  # a tap device on the host, made beforehand (managed='no')
+    tap: str = ""  # a tap device on the host, made beforehand (managed='no')
+    vhost_socket: str = ""  # or a vhost-user socket QEMU serves (a switch connects)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,11 @@ class VmDefinition:
     emulator_cpus: str = ""  # e.g. "0"
     hugepages: bool = False
 
+    @property
+    def shares_memory(self) -> bool:
+        """A vhost-user NIC's switch reads and writes the guest's memory itself."""
+        return any(nic.vhost_socket for nic in self.nics)
+
 
 def render(vm: VmDefinition) -> str:
     domain = ET.Element("domain", type=vm.domain_type)
@@ -48,9 +54,12 @@ def render(vm: VmDefinition) -> str:
             ET.SubElement(tune, "vcpupin", vcpu=str(vcpu), cpuset=str(cpu))
         if vm.emulator_cpus:
             ET.SubElement(tune, "emulatorpin", cpuset=vm.emulator_cpus)
-    if vm.hugepages:
+    if vm.hugepages or vm.shares_memory:
         backing = ET.SubElement(domain, "memoryBacking")
-        ET.SubElement(backing, "hugepages")
+        if vm.hugepages:
+            ET.SubElement(backing, "hugepages")
+        else:  # shareable without hugepages
+            ET.SubElement(backing, "source", type="memfd")
         ET.SubElement(backing, "access", mode="shared")
     os_element = ET.SubElement(domain, "os")
     ET.SubElement(os_element, "type", arch="x86_64", machine=vm.machine).text = "hvm"
@@ -73,8 +82,13 @@ def render(vm: VmDefinition) -> str:
         ET.SubElement(disk, "source", file=vm.disk_image)
         ET.SubElement(disk, "target", dev="vda", bus="virtio")
     for nic in vm.nics:
-        interface = ET.SubElement(devices, "interface", type="ethernet")
-        ET.SubElement(interface, "target", dev=nic.tap, managed="no")
+        if nic.vhost_socket:
+            interface = ET.SubElement(devices, "interface", type="vhostuser")
+            ET.SubElement(interface, "source", type="unix", path=nic.vhost_socket,
+                          mode="server")
+        else:
+            interface = ET.SubElement(devices, "interface", type="ethernet")
+            ET.SubElement(interface, "target", dev=nic.tap, managed="no")
         ET.SubElement(interface, "mac", address=nic.mac)
         ET.SubElement(interface, "model", type="virtio")
     for kind in ("serial", "console"):

@@ -18,17 +18,21 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
+import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 
 from nsb.contexts import domain_xml, guest_image, topology
 from nsb.contexts.baremetal import connect, disconnect
-from nsb.contexts.base import Context, Endpoint, Link, Node, SshAccess
+from nsb.contexts.base import Context, Endpoint, Link, Node, SshAccess, vhost_dir, vhost_socket
 from nsb.contexts.combined import CrossLinking
 from nsb.contexts.netns import ip, move_into
 from nsb.errors import PrerequisiteError, RunError
+from nsb.executors.local import LocalExecutor
 from nsb.runinfo import short_tag
+from nsb.vnfs import hugepages
 
 LOG = logging.getLogger(__name__)
 
@@ -68,6 +72,8 @@ class LibvirtContext(Context, CrossLinking):
             "name": {"type": "string"},
             "uri": {"type": "string", "default": DEFAULT_URI},
             "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
+            # a VM with vhost-user NICs starts once its switch connected
+            "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
             "vms": {"type": "object", "minProperties": 1,
                     "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
                     "additionalProperties": _VM},
@@ -81,12 +87,6 @@ class LibvirtContext(Context, CrossLinking):
         self.nodes = topology.build_nodes({name: {"role": vm.get("role", "Sut"),
                                                   "interfaces": vm["interfaces"]}
                                            for name, vm in self.vms.items()})
-        for node in self.nodes.values():
-            for iface in node.interfaces.values():
-                if iface.is_vhostuser:
-                    raise spec.where.error("not supported yet: a VM NIC of type vhostuser "
-                                           "(its switch would have to start before the VM)",
-                                           "vms", node.name, "interfaces", iface.name)
         self.tag = short_tag(run.task_id)
         self.work_dir = Path(f"/tmp/nsb-{run.task_id}/libvirt")
         self._mgmt_subnet = f"{MGMT_NET}.{zlib.crc32(self.tag.encode()) % 250 + 1}"
@@ -96,6 +96,8 @@ class LibvirtContext(Context, CrossLinking):
         self._foreign: dict[str, Node] = {}
         self.links: list[Link] = []  # once the other contexts' nodes are known (link_across)
         self._defined: list[str] = []
+        self._waiting: list[Node] = []  # defined, booted once their switch runs
+        self._hugepages = 0  # 2 MB pages added for the VMs' memory
         self._bridges: list[str] = []
         self._veths: list[str] = []
         self._taps: list[str] = []
@@ -112,17 +114,20 @@ class LibvirtContext(Context, CrossLinking):
         nodes = {**others, **self.nodes}
         links = topology.build_links(self.options.get("links", []), nodes, self.spec.where)
         for index, link in enumerate(links):
-            if link.via:
-                # QEMU opens a vhost-user NIC only once its switch answers, and the switch
-                # (a VNF) starts after the contexts are deployed
-                raise self.spec.where.error(
-                    "not supported yet: a VM cabled via a switch bridge (vhost-user to "
-                    "OVS-DPDK); cable VMs directly, or use a vhostuser container (testpmd "
-                    "in a netns node) behind OVS-DPDK", "links", index)
             if link.a.node not in self.nodes and link.b.node not in self.nodes:
                 raise self.spec.where.error(f"link {link} has no end on a VM of this context",
                                             "links", index)
+            vhost = [str(end) for end in (link.a, link.b)
+                     if nodes[end.node].interfaces[end.interface].is_vhostuser]
+            if vhost and not link.via:
+                raise self.spec.where.error(
+                    f"{' and '.join(vhost)} is a vhostuser interface: it is cabled to a "
+                    "switch, write the link as {ends: [...], via: <bridge>}", "links", index)
         topology.assign_addresses(nodes, links, first=200)  # apart from the netns links
+        for node in self.nodes.values():  # the switch port keeps vhostuser (build_links)
+            for iface in node.interfaces.values():
+                if iface.is_vhostuser:  # in the guest it is a virtio NIC like any other
+                    iface.kind, iface.driver = "virtio", "virtio_net"
         return links
 
     # --- deploy ----------------------------------------------------------------------
@@ -135,31 +140,88 @@ class LibvirtContext(Context, CrossLinking):
             raise PrerequisiteError("the libvirt context needs root (bridges, veths, "
                                     "qemu:///system)")
         conn = self._connect()
+        self._reserve_hugepages()
         image = guest_image.ensure()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.work_dir.parent, 0o755)
         key = self._ssh_key()
         mgmt = self._bridge("m")
         ip("addr", "add", f"{self._mgmt_subnet}.1/24", "dev", mgmt)
-        link_bridges = [self._wire(index, link) for index, link in enumerate(self.links)]
+        nics = self._cable()
         for node in self.nodes.values():
             vm = self.vms[node.name]
-            nics = [domain_xml.Nic(_mgmt_mac(self.tag, node.name), self._tap(mgmt))]
-            for iface in node.interfaces.values():
-                bridge = next((b for link, b in zip(self.links, link_bridges, strict=True)
-                               if Endpoint(node.name, iface.name) in (link.a, link.b)), None)
-                nics.append(domain_xml.Nic(iface.mac, self._tap(
-                    bridge or self._bridge(f"u{len(self._bridges)}"))))
-            definition = self._definition(node, vm, image, key, nics)
+            node_nics = [domain_xml.Nic(_mgmt_mac(self.tag, node.name), self._tap(mgmt))]
+            for iface in node.interfaces.values():  # an interface without a link: a lone bridge
+                node_nics.append(nics.get(Endpoint(node.name, iface.name)) or domain_xml.Nic(
+                    iface.mac, self._tap(self._bridge(f"u{len(self._bridges)}"))))
+            definition = self._definition(node, vm, image, key, node_nics)
             LOG.info("VM %s: defining %s (%d vCPU, %d MiB, %s)", node.name, definition.name,
                      vm["vcpus"], vm["ram_mb"], vm["domain_type"])
-            domain = conn.defineXML(domain_xml.render(definition))
+            conn.defineXML(domain_xml.render(definition))
             self._defined.append(definition.name)
-            domain.create()
+            if definition.shares_memory:
+                self._waiting.append(node)
+        self._boot([node for node in self.nodes.values() if node not in self._waiting])
+
+    def pending_nodes(self) -> list[str]:
+        return [node.name for node in self._waiting]
+
+    def deploy_pending(self) -> None:
+        """Boot the VMs with vhost-user NICs: QEMU waits for their switch to connect."""
+        waiting, self._waiting = self._waiting, []
+        self._boot(waiting)
+
+    def _boot(self, nodes: list[Node]) -> None:
+        for node in nodes:
+            self._start_domain(node)
         deadline = time.monotonic() + self.options["boot_timeout_s"]
-        for node in self.nodes.values():
+        for node in nodes:
             self._wait_for_ssh(node, deadline)
-        connect(self.nodes.values(), self.run.task_id)
+        connect(nodes, self.run.task_id)
+
+    def _start_domain(self, node: Node) -> None:
+        """Start the VM; QEMU does not come up before every vhost-user NIC's switch has
+        connected, so a switch that never comes is a timeout, not a hang."""
+        import libvirt
+
+        domain = self._conn.lookupByName(self.domain_name(node.name))
+        failure: list[BaseException] = []
+
+        def create() -> None:
+            try:
+                domain.create()
+            except libvirt.libvirtError as exc:
+                failure.append(exc)
+
+        starting = threading.Thread(target=create, name=f"start-{node.name}", daemon=True)
+        starting.start()
+        starting.join(self.options["switch_timeout_s"])
+        if starting.is_alive():
+            with contextlib.suppress(libvirt.libvirtError):
+                domain.destroy()
+            starting.join(30)
+            sockets = [i.name for i in node.interfaces.values() if i.kind == "virtio"]
+            raise RunError(f"VM {node.name} did not start within switch_timeout_s "
+                           f"({self.options['switch_timeout_s']:g} s): QEMU waits for a switch "
+                           f"to connect to the vhost-user socket(s) of {', '.join(sockets)}; "
+                           "is a vSwitch VNF with dpdk_init on their bridge in this scenario?")
+        if failure:
+            raise RunError(f"VM {node.name}: libvirt could not start {domain.name()}: "
+                           f"{failure[0].get_error_message()}")
+
+    def _reserve_hugepages(self) -> None:
+        """The 2 MB pages of the VMs with ``hugepages``, added to this host's pool while
+        they run (libvirt takes them from a hugetlbfs mount)."""
+        megabytes = sum(vm["ram_mb"] for vm in self.vms.values() if vm["hugepages"])
+        if not megabytes:
+            return
+        if not any(line.split()[2:3] == ["hugetlbfs"]
+                   for line in Path("/proc/mounts").read_text().splitlines()):
+            raise PrerequisiteError(
+                "VMs with hugepages: true need a hugetlbfs mount on this host (mount -t "
+                "hugetlbfs nodev /dev/hugepages, then restart libvirtd so that it sees it)")
+        self._hugepages = hugepages.reserve(LocalExecutor(), hugepages.pages_for(megabytes),
+                                            f"{self.spec.type} context")
 
     def _connect(self):
         try:
@@ -198,6 +260,8 @@ class LibvirtContext(Context, CrossLinking):
                          + [f"{i.mac}={i.name}" for i in node.interfaces.values()])
         cmdline = (f"console=ttyS0 quiet nsb.mgmt={node.ssh.host}/24 nsb.nics={names} "
                    f"nsb.hugepages={vm['guest_hugepages']}")
+        if vm["domain_type"] == "qemu" and any(nic.vhost_socket for nic in nics):
+            cmdline += " pci=nomsi"  # QEMU 7.2's TCG crashes on a vhost-user NIC's MSI-X
         return domain_xml.VmDefinition(kernel=str(image.kernel), initrd=str(initrd),
                                        cmdline=cmdline, **common)
 
@@ -224,24 +288,62 @@ class LibvirtContext(Context, CrossLinking):
         ip("link", "set", name, "master", bridge, "up")
         return name
 
-    def _wire(self, index: int, link: Link) -> str:
-        """The bridge a link's VM NIC(s) join; a netns end gets a veth into its namespace."""
-        bridge = self._bridge(f"l{index}")
-        for end in (link.a, link.b):
-            if end.node in self.nodes:
-                continue
-            node = self._foreign[end.node]
-            netns = getattr(node.executor, "netns", None)
-            if netns is None:
-                raise RunError(f"link {link}: {end.node} is not in a netns context; a VM "
-                               "links to VMs and to netns nodes")
-            outside, inside = f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}"
-            ip("link", "add", outside, "type", "veth", "peer", "name", inside)
-            self._veths.append(outside)
-            _quiet(outside)
-            ip("link", "set", outside, "master", bridge, "up")
-            move_into(inside, netns, node.interfaces[end.interface])
-        return bridge
+    def _cable(self) -> dict[Endpoint, domain_xml.Nic]:
+        """Every wire of the links, made; the NIC each VM end gets."""
+        nics = {}
+        wires = [wire for link in self.links for wire in link.wires()]
+        for index, ends in enumerate(wires):
+            vms = [end for end in ends if end.node in self.nodes]
+            if any(self._interface(end).is_vhostuser for end in ends):
+                # the VM's NIC is the socket's server; the switch port connects to it
+                self._netns_of(*[end for end in ends if end not in vms])
+                self._socket_dir()
+                nics.update({end: domain_xml.Nic(self._interface(end).mac, vhost_socket=(
+                    vhost_socket(self.run.task_id, end))) for end in vms})
+            elif not vms:  # two namespaces (the generator and a switch): a veth pair
+                left, right = f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}"
+                ip("link", "add", left, "type", "veth", "peer", "name", right)
+                self._veths.append(left)
+                for name, end in zip((left, right), ends, strict=True):
+                    move_into(name, self._netns_of(end), self._interface(end))
+            else:  # a bridge as a wire: the VM's tap, a veth into a namespace
+                bridge = self._bridge(f"l{index}")
+                nics.update({end: domain_xml.Nic(self._interface(end).mac, self._tap(bridge))
+                             for end in vms})
+                for end in ends:
+                    if end not in vms:
+                        self._veth_into(bridge, index, end)
+        return nics
+
+    def _socket_dir(self) -> None:
+        """The vhost-user directory, writable by the user libvirt runs QEMU as (QEMU
+        creates the sockets it serves)."""
+        directory = vhost_dir(self.run.task_id)
+        os.makedirs(directory, exist_ok=True)
+        uid, gid = qemu_user(self._conn, self.vms_domain_types())
+        os.chown(directory, uid, gid)
+
+    def vms_domain_types(self) -> set[str]:
+        return {vm["domain_type"] for vm in self.vms.values()}
+
+    def _interface(self, end: Endpoint):
+        nodes = self.nodes if end.node in self.nodes else self._foreign
+        return nodes[end.node].interfaces[end.interface]
+
+    def _netns_of(self, end: Endpoint) -> str:
+        netns = getattr(self._foreign[end.node].executor, "netns", None)
+        if netns is None:
+            raise RunError(f"{end.node} is not in a netns context: a VM links to VMs and to "
+                           "the nodes of a netns context on this machine")
+        return netns
+
+    def _veth_into(self, bridge: str, index: int, end: Endpoint) -> None:
+        outside, inside = f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}"
+        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+        self._veths.append(outside)
+        _quiet(outside)
+        ip("link", "set", outside, "master", bridge, "up")
+        move_into(inside, self._netns_of(end), self._interface(end))
 
     def _wait_for_ssh(self, node: Node, deadline: float) -> None:
         """The VM is up when its sshd greets on the management address."""
@@ -274,6 +376,8 @@ class LibvirtContext(Context, CrossLinking):
                 subprocess.run(["ip", "link", "delete", name], capture_output=True)
             for names in (self._taps, self._veths, self._bridges):
                 names.clear()
+            hugepages.release(LocalExecutor(), self._hugepages)
+            self._hugepages = 0
             shutil.rmtree(self.work_dir, ignore_errors=True)
             with contextlib.suppress(OSError):  # the task's directory, once nothing else uses it
                 self.work_dir.parent.rmdir()
@@ -296,12 +400,35 @@ class LibvirtContext(Context, CrossLinking):
         for name, vm in described["vms"].items():
             vm.setdefault("image", "nsb guest (kernel + initramfs)")
             vm["domain"] = self.domain_name(name)
+            vm["nics"] = {iface: self._nic_text(Endpoint(name, iface))
+                          for iface in self.nodes[name].interfaces}
         return described
+
+    def _nic_text(self, end: Endpoint) -> str:
+        """What a VM NIC's host end is, for the plan."""
+        for wire in (wire for link in self.links for wire in link.wires()):
+            if end in wire:
+                other = wire[1] if wire[0] == end else wire[0]
+                if self._interface(other).is_vhostuser:
+                    return (f"vhost-user {vhost_socket(self.run.task_id, end)} (QEMU serves, "
+                            f"{other} connects)")
+                return f"tap on a host bridge, wired to {other}"
+        return "tap on a host bridge of its own (no link)"
 
 
 def _defaults() -> dict:
     return {key: value["default"] for key, value in _VM["properties"].items()
             if "default" in value}
+
+
+def qemu_user(conn, domain_types: set[str]) -> tuple[int, int]:
+    """The uid and gid libvirt runs QEMU as (its DAC base label); root without one."""
+    root = ET.fromstring(conn.getCapabilities())
+    for label in root.iterfind("host/secmodel/baselabel"):
+        if label.get("type") in domain_types and label.text:
+            uid, gid = label.text.split(":")
+            return int(uid.lstrip("+")), int(gid.lstrip("+"))
+    return 0, 0
 
 
 def _mgmt_mac(tag: str, vm: str) -> str:

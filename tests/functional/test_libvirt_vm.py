@@ -31,13 +31,18 @@ def _libvirtd():
 
 
 def test_a_vm_forwards_between_lab_namespaces_and_is_gone_afterwards(results_conf, tmp_path):
-    proc = start(results_conf, {"duration_s": 2}, task=SAMPLE)
+    """With its memory in the host's hugepages: nsb adds them to the pool for the VM
+    and gives them back."""
+    pages_before = _hugepages_total()
+    proc = start(results_conf, {"duration_s": 2, "hugepages": True, "ram_mb": 512},
+                 task=SAMPLE)
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
     task_id, doc = results_of(tmp_path / "results")
     assert doc["task"]["status"] == "ok"
     vm = doc["plan"]["context"]["contexts"][1]["vms"]["vnf0"]
     assert vm["vcpus"] == 2 and vm["domain"] == f"nsb-{task_id}-vnf0"
+    assert vm["hugepages"] is True and vm["ram_mb"] == 512
     assert doc["plan"]["context"]["nodes"]["vnf0"]["ssh"]["user"] == "root"
     [result] = doc["results"]
     assert result["throughput_pps"] > 0, result
@@ -56,6 +61,7 @@ def test_a_vm_forwards_between_lab_namespaces_and_is_gone_afterwards(results_con
     assert "io packet forwarding" in (logs / "testpmd0-testpmd.log").read_text()
     assert leftovers(task_id) == []
     assert not [d for d in libvirt_domains() if task_id in d]
+    assert _hugepages_total() == pages_before
 
 
 def test_a_killed_run_s_vm_is_removed_by_the_next_run(results_conf, tmp_path):
@@ -77,3 +83,64 @@ def test_a_killed_run_s_vm_is_removed_by_the_next_run(results_conf, tmp_path):
     assert domain not in libvirt_domains()
     assert leftovers(task_id) == []
     assert not Path(f"/tmp/nsb-{task_id}").exists()
+
+
+OVS_SAMPLE = ROOT / "samples" / "libvirt" / "tc_testpmd_vm_ovs_dpdk_pvp.yaml"
+
+
+def _hugepages_total() -> int:
+    return int(Path("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages").read_text())
+
+
+def test_a_vm_behind_ovs_dpdk_forwards_on_vhost_user_and_everything_is_given_back(
+        results_conf, tmp_path):
+    """The staged start for real: OVS-DPDK runs first with dpdkvhostuserclient ports,
+    then QEMU (which serves the sockets and starts only once the switch connected)
+    boots the VM, then testpmd in it; frames cross both vhost-user sockets."""
+    pages_before = _hugepages_total()
+    proc = start(results_conf, {"duration_s": 2, "precision": 0.1}, task=OVS_SAMPLE)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    vm = doc["plan"]["context"]["contexts"][1]["vms"]["vnf0"]
+    assert vm["nics"]["xe0"].startswith(f"vhost-user /tmp/nsb-{task_id}/vhost/vnf0-xe0.sock")
+    [result] = doc["results"]
+    assert result["throughput_pps"] > 0 and result["switching_operations"] == 2
+    for trial in doc["trials"]:
+        assert 0 <= trial["rx_packets"] <= trial["tx_packets"], trial
+    lat = result["latency"]
+    assert lat["min_us"] <= lat["p50_us"] <= lat["p99_us"] <= lat["max_us"]
+    # every frame the generator got back went through OVS-DPDK's PMD twice
+    ovs = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"][-1]
+    received = sum(t["rx_packets"] for t in doc["trials"])
+    assert ovs["packets_received"] >= 2 * received > 0
+    assert ovs["cycles_per_packet"] > 0
+    assert doc["platform"]["vnf0"]["versions"]["testpmd0: DPDK"].startswith("DPDK 22.11")
+    logs = tmp_path / "results" / task_id / "logs"
+    assert "io packet forwarding" in (logs / "testpmd0-testpmd.log").read_text()
+    ovs_log = (logs / "ovs0-ovs.log").read_text()
+    assert "vhost-user client: socket created" in ovs_log or "VHOST_CONFIG" in ovs_log
+    assert _hugepages_total() == pages_before
+    assert leftovers(task_id) == []  # sockets, taps, veths, run dirs, processes
+    assert not [d for d in libvirt_domains() if task_id in d]
+
+
+def test_a_vm_whose_switch_never_comes_stops_the_run_in_one_line(results_conf, tmp_path):
+    """Without the switch VNF QEMU would wait for ever on its vhost-user sockets: the
+    start is given switch_timeout_s, then the domain is destroyed and the run stops."""
+    task = tmp_path / "no_switch.yaml"
+    text = OVS_SAMPLE.read_text()
+    ovs_vnf = text[text.index("      - name: ovs0"):text.index("      - name: testpmd0")]
+    task.write_text(text.replace(ovs_vnf, "").replace(
+        "  - type: libvirt\n", "  - type: libvirt\n    switch_timeout_s: 5\n"))
+    proc = start(results_conf, {"duration_s": 1}, task=task)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 3, err
+    errors = [line for line in err.splitlines() if line.startswith("nsb: error:")]
+    assert len(errors) == 1 and "Traceback" not in err
+    assert "VM vnf0 did not start within switch_timeout_s (5 s)" in errors[0]
+    assert "vhost-user socket(s) of xe0, xe1" in errors[0]
+    task_id, doc = results_of(tmp_path / "results")
+    assert doc["task"]["status"] == "error"
+    assert leftovers(task_id) == []
+    assert not [d for d in libvirt_domains() if task_id in d]

@@ -1,5 +1,6 @@
 """libvirtd for the VM tests: started here when it does not run (no systemd in CI),
-stopped again afterwards if it was started here."""
+stopped again afterwards if it was started here. A hugetlbfs mount is there first,
+as systemd makes one on Debian (libvirt finds it when it starts)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 SOCKET = Path("/var/run/libvirt/libvirt-sock")
+HUGETLBFS = "/dev/hugepages"
 
 
 def _answers() -> bool:
@@ -19,9 +21,31 @@ def _answers() -> bool:
     return done.returncode == 0
 
 
+def _hugetlbfs_mounted() -> bool:
+    return any(line.split()[2:3] == ["hugetlbfs"]
+               for line in Path("/proc/mounts").read_text().splitlines())
+
+
 @contextlib.contextmanager
 def libvirtd():
-    """A libvirtd answering on qemu:///system for the duration of the block."""
+    """A libvirtd answering on qemu:///system, with a hugetlbfs mount, for the block."""
+    mounted = not _hugetlbfs_mounted()
+    if mounted:
+        os.makedirs(HUGETLBFS, exist_ok=True)
+        subprocess.run(["mount", "-t", "hugetlbfs", "nodev", HUGETLBFS], check=True)
+        if SOCKET.exists() and _answers():  # one that runs sees mounts only when it starts:
+            _stop("libvirtd")  # it is started again
+            mounted = False  # and keeps the mount
+    try:
+        with _daemons():
+            yield
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", HUGETLBFS], check=False)
+
+
+@contextlib.contextmanager
+def _daemons():
     if SOCKET.exists() and _answers():
         yield
         return
@@ -42,7 +66,26 @@ def libvirtd():
         yield
     finally:
         for daemon in reversed(started):
-            for pid in subprocess.run(["pgrep", "-x", daemon], capture_output=True,
-                                      text=True).stdout.split():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGTERM)
+            _stop(daemon)
+
+
+def _stop(daemon: str) -> None:
+    """SIGTERM, and wait until it is gone (a dying libvirtd still answers for a while)."""
+    pids = [int(pid) for pid in subprocess.run(["pgrep", "-x", daemon], capture_output=True,
+                                               text=True).stdout.split()]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{daemon} did not stop within 30 s of SIGTERM")
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

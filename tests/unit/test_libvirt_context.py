@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from nsb import engine
-from nsb.contexts import domain_xml
+from nsb.contexts import domain_xml, libvirt_vms
 from nsb.errors import TaskError
 from nsb.runinfo import RunInfo
 from nsb.task import loader
@@ -86,8 +86,78 @@ def test_a_link_needs_a_vm_end_and_a_known_node(tmp_path):
         _plan(task_file)
 
 
-def test_vhost_user_vm_nics_are_not_supported_yet(tmp_path):
+OVS_VM_SAMPLE = ROOT / "samples" / "libvirt" / "tc_testpmd_vm_ovs_dpdk_pvp.yaml"
+
+
+def test_a_vhost_user_nic_is_served_by_qemu_in_shared_memory():
+    """What QEMU 7.2 under TCG needs for a vhost-user NIC (measured): the socket in
+    server mode, the guest memory shareable (memfd without hugepages)."""
+    vm = domain_xml.VmDefinition(
+        name="v", vcpus=1, ram_mb=512, console_log="/c", kernel="/k", initrd="/i",
+        nics=(domain_xml.Nic("02:00:00:00:00:01", "nsbtapm"),
+              domain_xml.Nic("02:00:00:00:00:02", vhost_socket="/tmp/nsb-x/vhost/v-xe0.sock")))
+    assert vm.shares_memory
+    root = ET.fromstring(domain_xml.render(vm))
+    assert root.find("memoryBacking/source").get("type") == "memfd"
+    assert root.find("memoryBacking/hugepages") is None
+    assert root.find("memoryBacking/access").get("mode") == "shared"
+    tap, vhost = root.findall("devices/interface")
+    assert tap.get("type") == "ethernet"
+    assert vhost.get("type") == "vhostuser" and vhost.find("target") is None
+    source = vhost.find("source")
+    assert (source.get("type"), source.get("mode"), source.get("path")) == (
+        "unix", "server", "/tmp/nsb-x/vhost/v-xe0.sock")
+    assert vhost.find("model").get("type") == "virtio"
+    assert not domain_xml.VmDefinition(name="v", vcpus=1, ram_mb=512, console_log="/c",
+                                       nics=vm.nics[:1]).shares_memory
+
+
+def test_a_vm_behind_ovs_dpdk_is_planned_with_its_sockets_and_waits_for_its_switch():
+    plan = _plan(OVS_VM_SAMPLE)
+    context = plan.context
+    described = plan.describe()["context"]
+    assert described["links"] == ["tg:xe0 <-> vnf0:xe0 via host:br0",
+                                  "vnf0:xe1 <-> tg:xe1 via host:br0"]
+    sockets = "/tmp/nsb-261123-000000-abcdef/vhost/vnf0-{}.sock"
+    assert described["contexts"][1]["vms"]["vnf0"]["nics"] == {
+        "xe0": "vhost-user " + sockets.format("xe0") + " (QEMU serves, host:br0-0b connects)",
+        "xe1": "vhost-user " + sockets.format("xe1") + " (QEMU serves, host:br0-1a connects)"}
+    host, vnf = context.nodes["host"], context.nodes["vnf0"]
+    # the switch ports are vhost-user (OVS-DPDK's dpdkvhostuserclient), the guest's are
+    # plain virtio NICs to the VNF in it
+    assert [host.interfaces[p].kind for p in ("br0-0a", "br0-0b", "br0-1a", "br0-1b")] == [
+        "veth", "vhostuser", "vhostuser", "veth"]
+    assert {i.kind for i in vnf.interfaces.values()} == {"virtio"}
+    assert vnf.interfaces["xe0"].peer_mac == context.nodes["tg"].interfaces["xe0"].mac
+    [scenario] = plan.scenarios
+    ovs = scenario.vnfs[0]
+    assert ovs.describe()["vhost_user_ports"] == {"br0-0b": sockets.format("xe0"),
+                                                  "br0-1a": sockets.format("xe1")}
+    assert context.pending_nodes() == []  # nothing deployed: nothing defined yet
+
+
+def test_a_vhost_user_vm_nic_must_be_cabled_via_a_switch(tmp_path):
     task_file = _with(tmp_path, "        interfaces: {xe0: {}, xe1: {}}\n    links:",
                       "        interfaces: {xe0: {type: vhostuser}, xe1: {}}\n    links:")
-    with pytest.raises(TaskError, match="not supported yet: a VM NIC of type vhostuser"):
+    with pytest.raises(TaskError, match=r"contexts\[1\]\.links\[0\]: vnf0:xe0 is a vhostuser "
+                                        "interface: it is cabled to a switch"):
         _plan(task_file)
+
+
+class _Capabilities:
+    """libvirt's getCapabilities() as libvirt 9.0 answers it here (secmodel part)."""
+
+    def __init__(self, secmodels: str):
+        self.xml = f"<capabilities><host>{secmodels}</host></capabilities>"
+
+    def getCapabilities(self):  # noqa: N802 - libvirt's name
+        return self.xml
+
+
+def test_qemu_runs_as_the_user_of_libvirt_s_dac_label():
+    conn = _Capabilities("<secmodel><model>none</model><doi>0</doi></secmodel>"
+                         "<secmodel><model>dac</model><doi>0</doi>"
+                         "<baselabel type='kvm'>+64055:+64055</baselabel>"
+                         "<baselabel type='qemu'>+64055:+108</baselabel></secmodel>")
+    assert libvirt_vms.qemu_user(conn, {"qemu"}) == (64055, 108)
+    assert libvirt_vms.qemu_user(_Capabilities(""), {"qemu"}) == (0, 0)
