@@ -28,7 +28,7 @@ from nsb.errors import PrerequisiteError
 
 LOG = logging.getLogger(__name__)
 
-RECIPE_VERSION = "4"
+RECIPE_VERSION = "6"
 CACHE = Path(os.environ.get("NSB_GUEST_CACHE", "/var/cache/nsb/guest"))
 KERNEL_META_PACKAGE = "linux-image-cloud-amd64"
 MODULES = ("virtio_net", "virtio_pci")  # and what they depend on (modules.dep)
@@ -36,6 +36,7 @@ MODULES = ("virtio_net", "virtio_pci")  # and what they depend on (modules.dep)
 # PATH, and its setsid lacks the -w and -f the SSH executor uses
 BINARIES = ("/bin/busybox", "/bin/dash", "/usr/sbin/sshd", "/usr/lib/openssh/sftp-server",
             "/usr/bin/setsid", "/usr/bin/python3.11", "/usr/bin/dpdk-testpmd")
+LIB_DIR = "/lib/x86_64-linux-gnu"  # where ldd finds the libraries
 DPDK_PMD_DIR = "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0"
 DPDK_PMDS = ("net_af_packet", "net_virtio", "mempool_ring", "bus_vdev", "bus_pci")
 # loaded by glibc at run time, so ldd does not list it (pthread_cancel needs it)
@@ -136,13 +137,18 @@ def ensure(cache: Path = CACHE) -> GuestImage:
     return image
 
 
-def vm_initrd(image: GuestImage, authorized_key: str, out: Path) -> Path:
-    """The image's initramfs with this VM's authorized key appended (a second cpio)."""
+def vm_initrd(image: GuestImage, authorized_key: str, out: Path,
+              binaries: tuple[str, ...] = ()) -> Path:
+    """The image's initramfs with this VM's authorized key appended (a second cpio),
+    and ``binaries`` of this host with their shared libraries, at the same paths."""
     with tempfile.TemporaryDirectory() as work:
         root = Path(work)
         (root / "etc" / "nsb").mkdir(parents=True)
         (root / "etc" / "nsb" / "authorized_keys").write_text(authorized_key.strip() + "\n")
-        extra = gzip.compress(_cpio(root))
+        for binary in binaries:
+            for path in [binary, *sorted(_libraries(binary))]:
+                _copy(path, root)
+        extra = gzip.compress(_cpio(root), compresslevel=1)
     out.write_bytes(image.initrd.read_bytes() + extra)
     return out
 
@@ -189,11 +195,8 @@ def _fill_root(root: Path, kernel_tree: Path, version: str) -> None:
         _copy(binary, root)
         libraries |= _libraries(binary)
     for name in DPDK_PMDS:  # EAL loads the plugin directory's *.so: these and no others
-        library = f"{DPDK_PMD_DIR}/librte_{name}.so.23"
-        _copy(library, root)
-        libraries |= _libraries(library)
-        (root / DPDK_PMD_DIR.lstrip("/") / f"librte_{name}.so").symlink_to(
-            f"librte_{name}.so.23")
+        _add_pmd(name, root)
+        libraries |= _libraries(f"{DPDK_PMD_DIR}/librte_{name}.so.23")
     for library in [*libraries, *DLOPENED]:
         _copy(library, root)
     _copy_python(root)
@@ -220,6 +223,21 @@ def _copy(path: str, root: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         shutil.copy2(os.path.realpath(path), target)
+
+
+def _add_pmd(name: str, root: Path) -> None:
+    """A PMD in EAL's plugin directory. One that programs also link by name (bus_pci,
+    bus_vdev: PROX does) is a link to that copy, so the loader maps it once; two
+    copies register their tailqs twice and EAL panics."""
+    plugin = root / DPDK_PMD_DIR.lstrip("/") / f"librte_{name}.so.23"
+    linked = f"{LIB_DIR}/librte_{name}.so.23"
+    if Path(linked).exists():
+        _copy(linked, root)
+        plugin.parent.mkdir(parents=True, exist_ok=True)
+        plugin.symlink_to(linked)
+    else:
+        _copy(f"{DPDK_PMD_DIR}/librte_{name}.so.23", root)
+    plugin.with_name(f"librte_{name}.so").symlink_to(plugin.name)
 
 
 def _libraries(binary: str) -> set[str]:

@@ -72,6 +72,9 @@ class LibvirtContext(Context, CrossLinking):
             "name": {"type": "string"},
             "uri": {"type": "string", "default": DEFAULT_URI},
             "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
+            # host programs (a PROX build, say) put into nsb's guest with their libraries
+            "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
+                               "default": []},
             # a VM with vhost-user NICs starts once its switch connected
             "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
             "vms": {"type": "object", "minProperties": 1,
@@ -255,7 +258,8 @@ class LibvirtContext(Context, CrossLinking):
                   "emulator_cpus": vm.get("emulator_cpus", ""), "hugepages": vm["hugepages"]}
         if vm.get("image"):
             return domain_xml.VmDefinition(disk_image=vm["image"], **common)
-        initrd = guest_image.vm_initrd(image, key, self.work_dir / f"{node.name}-initrd.gz")
+        initrd = guest_image.vm_initrd(image, key, self.work_dir / f"{node.name}-initrd.gz",
+                                       self._guest_binaries())
         names = ",".join([f"{_mgmt_mac(self.tag, node.name)}=mgmt"]
                          + [f"{i.mac}={i.name}" for i in node.interfaces.values()])
         cmdline = (f"console=ttyS0 quiet nsb.mgmt={node.ssh.host}/24 nsb.nics={names} "
@@ -264,6 +268,18 @@ class LibvirtContext(Context, CrossLinking):
             cmdline += " pci=nomsi"  # QEMU 7.2's TCG crashes on a vhost-user NIC's MSI-X
         return domain_xml.VmDefinition(kernel=str(image.kernel), initrd=str(initrd),
                                        cmdline=cmdline, **common)
+
+    def _guest_binaries(self) -> tuple[str, ...]:
+        """The guest_binaries, absolute; one that is not an executable file is one line."""
+        found = []
+        for index, path in enumerate(self.options["guest_binaries"]):
+            resolved = Path(path) if Path(path).is_absolute() else topology.resolve(path,
+                                                                                     self.run)
+            if not (resolved.is_file() and os.access(resolved, os.X_OK)):
+                raise self.spec.where.error(f"{path}: no executable file there ({resolved})",
+                                            "guest_binaries", index)
+            found.append(str(resolved))
+        return tuple(found)
 
     def console_log(self, vm: str) -> Path:
         """Where the VM's serial console goes while it runs (kept in the results' logs)."""

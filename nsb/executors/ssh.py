@@ -31,6 +31,19 @@ from nsb.executors.ssh_process import WRAPPER, Dropped, SshProcess, pump_lines, 
 LOG = logging.getLogger(__name__)
 
 
+class _RefusedChannelIsDebug(logging.Filter):
+    """paramiko logs a refused direct-tcpip channel as an ERROR; nsb waits for the
+    service on the node (PROX starting) and says so itself if it never listens."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "open FAILED" in record.getMessage():
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+logging.getLogger("paramiko.transport").addFilter(_RefusedChannelIsDebug())
+
+
 class SshExecutor(Executor):
     """Commands on a node reached over SSH; keys preferred, secrets never logged."""
 

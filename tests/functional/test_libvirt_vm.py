@@ -17,6 +17,7 @@ import pytest
 from nsb import leftovers as nsb_leftovers
 from tests.conftest import ROOT, requires_root
 from tests.functional.lab import leftovers, libvirt_domains, results_of, start
+from tests.functional.prox_lab import PROX
 from tests.functional.test_sample_rfc2544 import TOLERATED_LOSS_PCT
 from tests.functional.vm_lab import libvirtd
 
@@ -142,5 +143,34 @@ def test_a_vm_whose_switch_never_comes_stops_the_run_in_one_line(results_conf, t
     assert "vhost-user socket(s) of xe0, xe1" in errors[0]
     task_id, doc = results_of(tmp_path / "results")
     assert doc["task"]["status"] == "error"
+    assert leftovers(task_id) == []
+    assert not [d for d in libvirt_domains() if task_id in d]
+
+
+L2FWD_SAMPLE = ROOT / "samples" / "libvirt" / "tc_prox_vm_ovs_dpdk_l2fwd.yaml"
+
+
+def test_nsb_s_ovs_dpdk_l2fwd_runs_in_the_lab_with_real_prox_in_the_vm(results_conf, tmp_path):
+    """NSB's tc_prox_ovs-dpdk_l2fwd-2 as the lab runs it: the real PROX generator in a
+    namespace, OVS-DPDK, and the real PROX l2fwd in the VM (put into nsb's guest with
+    its libraries by guest_binaries)."""
+    proc = start(results_conf, {"prox_path": str(PROX), "duration_s": 2}, task=L2FWD_SAMPLE)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    assert "ERROR" not in err  # a refused SSH channel while PROX starts is not an error
+    task_id, doc = results_of(tmp_path / "results")
+    [result] = doc["results"]
+    assert result["throughput_pps"] > 0
+    for trial in doc["trials"]:
+        assert 0 <= trial["rx_packets"] <= trial["tx_packets"], trial
+    ovs = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"][-1]
+    assert ovs["packets_received"] >= 2 * sum(t["rx_packets"] for t in doc["trials"]) > 0
+    # what came back crossed PROX in the VM: its own counters say so
+    prox = [k["kpis"] for k in doc["kpis"] if k["source"] == "vnf0"][-1]
+    assert prox["packets_fwd"] >= sum(t["rx_packets"] for t in doc["trials"])
+    assert doc["platform"]["vnf0"]["versions"]["vnf0: PROX"] == "22.12"
+    logs = tmp_path / "results" / task_id / "logs"
+    vm_log = (logs / "vnf0-prox.log").read_text()
+    assert "net_af_packet0,iface=xe0" in vm_log and "l2fwd" in vm_log
     assert leftovers(task_id) == []
     assert not [d for d in libvirt_domains() if task_id in d]

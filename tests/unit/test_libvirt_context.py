@@ -161,3 +161,13 @@ def test_qemu_runs_as_the_user_of_libvirt_s_dac_label():
                          "<baselabel type='qemu'>+64055:+108</baselabel></secmodel>")
     assert libvirt_vms.qemu_user(conn, {"qemu"}) == (64055, 108)
     assert libvirt_vms.qemu_user(_Capabilities(""), {"qemu"}) == (0, 0)
+
+
+def test_a_guest_binary_that_is_not_an_executable_file_is_one_line():
+    plan = _plan(ROOT / "samples" / "libvirt" / "tc_prox_vm_ovs_dpdk_l2fwd.yaml",
+                 {"prox_path": "/nonexistent/prox"})
+    libvirt_context = plan.context.contexts[1]
+    with pytest.raises(TaskError, match=r"tc_prox_vm_ovs_dpdk_l2fwd.yaml:\d+: contexts\[1\]"
+                                        r"\.guest_binaries\[0\]: /nonexistent/prox: no "
+                                        "executable file there"):
+        libvirt_context._guest_binaries()

@@ -95,3 +95,19 @@ def test_rejected_password_never_appears_in_the_error():
     assert message.startswith(f"node vnf_0 (nsb@127.0.0.1:{port}): authentication failed "
                               "with password")
     assert "pw-very-secret" not in message
+
+
+def test_a_refused_forwarded_channel_is_not_shown_as_an_error(caplog):
+    """paramiko logs 'Secsh channel N open FAILED' at ERROR while nsb waits for PROX's
+    socket on a node; the console shows WARNING and above."""
+    import logging
+
+    import nsb.executors.ssh  # noqa: F401 - installs the filter
+
+    with caplog.at_level(logging.DEBUG, logger="paramiko.transport"):
+        logging.getLogger("paramiko.transport").error(
+            "Secsh channel 26 open FAILED: Connection refused: Connect failed")
+        logging.getLogger("paramiko.transport").error("Authentication failed.")
+    levels = {r.getMessage().split(":")[0]: r.levelname for r in caplog.records}
+    assert levels == {"Secsh channel 26 open FAILED": "DEBUG",
+                      "Authentication failed.": "ERROR"}
