@@ -261,13 +261,15 @@ def cmd_task_start(args) -> int:
     if args.dry_run:
         print(_plan_yaml(plan.describe()), end="")
         return 0
+    from nsb.events import TaskStatus
+
     results: list[dict] = []
-    status, error = "error", ""
+    status, error = TaskStatus.ERROR, ""
     try:
         _run(plan, conf, results)
-        status = "ok"
+        status = TaskStatus.OK
     except NsbError as exc:
-        status = "interrupted" if isinstance(exc, Interrupted) else "error"
+        status = TaskStatus.INTERRUPTED if isinstance(exc, Interrupted) else TaskStatus.ERROR
         error = str(exc)
         raise
     finally:
@@ -340,6 +342,7 @@ def _gate_options(parser: argparse.ArgumentParser) -> None:
 
 def cmd_task_gate(args) -> int:
     """SLA checks on a finished run, e.g. in CI after `nsb task start`."""
+    from nsb.events import TaskStatus
     from nsb.report import commands, loading
 
     if not args.sla:
@@ -350,7 +353,7 @@ def cmd_task_gate(args) -> int:
     outcomes = gate.check(task.results)
     gate.report(outcomes, task.id, Path(str(task.task.get("file") or "task")).stem,
                 task.status, str(task.task.get("error") or ""))
-    if task.status != "ok":
+    if task.status != TaskStatus.OK:
         raise NsbError(f"task {task.id} did not finish cleanly (status {task.status}); its "
                        "results are what was measured before")
     gate.verdict(outcomes)

@@ -17,7 +17,7 @@ from nsb import platform, plugins, preflight
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
 from nsb.errors import Interrupted, NsbError, PrerequisiteError, RunError
-from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted
+from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted, TaskStatus
 from nsb.nfvi import NfviSampler, Watched
 from nsb.outputs.base import Output
 from nsb.runinfo import RunInfo
@@ -176,7 +176,7 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
     run = plan.run
     bus = EventBus(plan.outputs, listeners)
     started = time.monotonic()
-    status, message = "ok", ""
+    status, message = TaskStatus.OK, ""
     with signals_raise_interrupted():
         try:
             bus.open()
@@ -194,13 +194,13 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
                 for scenario in plan.scenarios:
                     _run_scenario(scenario, plan, bus, facts)
         except Interrupted as exc:
-            status, message = "interrupted", str(exc)
+            status, message = TaskStatus.INTERRUPTED, str(exc)
             raise
         except NsbError as exc:
-            status, message = "error", str(exc)
+            status, message = TaskStatus.ERROR, str(exc)
             raise
         except BaseException as exc:
-            status, message = "error", f"{type(exc).__name__}: {exc}"
+            status, message = TaskStatus.ERROR, f"{type(exc).__name__}: {exc}"
             raise
         finally:
             bus.emit(TaskFinished(run.task_id, "", status=status, error=message,

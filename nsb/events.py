@@ -8,9 +8,37 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from nsb.frames import Frame
 from nsb.trial import LatencyStats, Trial, TrialResult
+
+
+class Verdict(StrEnum):
+    """A profile's judgement of one trial."""
+
+    PASS = "pass"
+    FAIL = "fail"  # the DUT lost more than the profile tolerates
+    GENERATOR_LIMITED = "generator_limited"  # the generator could not send the rate
+
+
+class LimitedBy(StrEnum):
+    """What kept a frame size's answer from being higher."""
+
+    DUT = "dut"
+    GENERATOR = "generator"
+    UPPER_BOUND = "upper_bound"  # every trial passed, up to the profile's upper bound
+    NONE = "none"
+
+
+class TaskStatus(StrEnum):
+    """Where a run is or how it ended (results.json's task.status)."""
+
+    RUNNING = "running"
+    OK = "ok"
+    ERROR = "error"
+    INTERRUPTED = "interrupted"
+    KILLED = "killed"  # found dead by a later run
 
 
 @dataclass(frozen=True)
@@ -61,7 +89,7 @@ class TrialDone(Event):
     iteration: int
     trial_index: int
     result: TrialResult
-    verdict: str  # "pass", "fail" or "generator_limited"
+    verdict: Verdict
     rate_pct: float
     lower_pct: float
     upper_pct: float
@@ -79,7 +107,7 @@ class ResultReady(Event):
     line_rate_pct: float
     loss_pct: float
     latency: LatencyStats | None
-    limited_by: str  # "dut", "generator", "upper_bound", "none"
+    limited_by: LimitedBy
     trials: int
     tx_packets: int = 0
     rx_packets: int = 0
@@ -100,8 +128,8 @@ class KpiSample(Event):
 
 @dataclass(frozen=True)
 class TaskFinished(Event):
-    """The run ended: status is "ok", "error" or "interrupted"."""
+    """The run ended: ok, error or interrupted."""
 
-    status: str
+    status: TaskStatus
     error: str = ""
     duration_s: float = 0.0

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb.contexts.netns import netns_pids
+from nsb.events import TaskStatus
 from nsb.outputs import atomic_file
 from nsb.runinfo import short_tag
 
@@ -175,10 +176,10 @@ def _mark_killed(results_dir: str | None, task_id: str) -> None:
         return
     try:
         doc = json.loads(path.read_text())
-        if doc.get("task", {}).get("status") != "running":
+        if doc.get("task", {}).get("status") != TaskStatus.RUNNING:
             return
-        doc["task"].update(status="killed", error="nsb was killed during the run; a later run "
-                           "removed what it left")
+        doc["task"].update(status=TaskStatus.KILLED, error="nsb was killed during the run; a "
+                           "later run removed what it left")
         atomic_file.write(path, json.dumps(doc, indent=1))
     except (OSError, ValueError, AttributeError) as exc:
         LOG.warning("task %s: cannot mark %s as killed: %s", task_id, path, exc)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from nsb import frames
 from nsb.errors import TaskError
+from nsb.events import TaskStatus
 from nsb.frames import shown
 from nsb.report import summary
 
@@ -125,7 +126,7 @@ def junit(outcomes: list[Outcome], task_id: str, test_case: str, status: str,
     <error> testcase, so CI sees it even without SLAs."""
     suite = ET.Element("testsuite", name=f"nsb {test_case} {task_id}")
     failures = errors = 0
-    if status != "ok":
+    if status != TaskStatus.OK:
         case = ET.SubElement(suite, "testcase", classname=test_case, name="run")
         ET.SubElement(case, "error", message=f"status {status}").text = error or status
         errors += 1

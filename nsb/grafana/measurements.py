@@ -21,6 +21,8 @@ docs/influxdb.md). Each trial, result and KPI sample is one point:
 
 from __future__ import annotations
 
+from nsb.events import Verdict
+
 # the names the influxdb output writes, defined there once
 from nsb.outputs.influx_points import KPI, PLATFORM, RESULT, TASK, TRIAL, TRIAL_PORT
 
@@ -55,8 +57,8 @@ LINE_RATE_PCT = "line_rate_pct"
 FRAME_BYTES = "frame_bytes"  # the mean frame size: orders rows, IMIX among sizes
 
 # verdict tag values (nsb.events.TrialDone.verdict)
-VERDICT_PASS = "pass"
-VERDICT_FAIL = "fail"
+VERDICT_PASS = Verdict.PASS.value
+VERDICT_FAIL = Verdict.FAIL.value
 
 # KPI sources: "nfvi:<vnf name>" for a VNF process, "node:<node name>" for a node
 NFVI_SOURCE_PREFIX = "nfvi:"

@@ -17,6 +17,7 @@ from nsb.events import (
     ResultReady,
     TaskFinished,
     TaskStarted,
+    TaskStatus,
     TrialDone,
 )
 from nsb.outputs import atomic_file, records
@@ -47,7 +48,7 @@ class FileOutput(Output):
             "task": {"id": self.run.task_id, "file": str(self.run.task.file),
                      "description": self.run.task.description, "label": self.run.label,
                      "args": redact.values(dict(self.run.task.args)),
-                     "started": time.time(), "finished": None, "status": "running",
+                     "started": time.time(), "finished": None, "status": TaskStatus.RUNNING,
                      "error": ""},
             "plan": {}, "platform": {}, "trials": [], "results": [], "kpis": [],
         }

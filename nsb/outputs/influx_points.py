@@ -23,6 +23,7 @@ from nsb.events import (
     TaskFinished,
     TaskStarted,
     TrialDone,
+    Verdict,
 )
 from nsb.trial import LatencyStats
 
@@ -198,7 +199,7 @@ class PointBuilder:
             "tx_packets": result.tx_packets, "rx_packets": result.rx_packets,
             "lost_packets": result.lost_packets, "loss_pct": result.loss_pct,
             "elapsed_s": result.elapsed_s, "generator_limited": result.generator_limited,
-            "passed": event.verdict == "pass",
+            "passed": event.verdict == Verdict.PASS,
             "search_lower_pct": event.lower_pct, "search_upper_pct": event.upper_pct,
             **latency_fields(result.latency),
         }

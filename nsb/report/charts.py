@@ -10,11 +10,13 @@ from statistics import fmean
 
 import plotly.graph_objects as go
 
+from nsb.events import Verdict
 from nsb.frames import shown
 from nsb.frames import sort_key as frame_order
 
 TASK_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
-VERDICT_COLORS = {"pass": "#2ca02c", "fail": "#d62728", "generator_limited": "#ff7f0e",
+VERDICT_COLORS = {Verdict.PASS: "#2ca02c", Verdict.FAIL: "#d62728",
+                  Verdict.GENERATOR_LIMITED: "#ff7f0e",
                   "latency": "#7f7f7f"}
 LATENCY_STATS = [("min_us", "min"), ("p50_us", "p50"), ("avg_us", "avg"), ("p90_us", "p90"),
                  ("p99_us", "p99"), ("p99.9_us", "p99.9"), ("max_us", "max")]
@@ -134,7 +136,7 @@ def trajectory(trials: list[dict], frame_size: int) -> go.Figure:
             name=f"offered: {verdict}", x=[n for n, _ in chosen],
             y=[t.get("requested_rate_pct") for _, t in chosen], mode="markers",
             marker={"size": 11, "color": VERDICT_COLORS.get(verdict, "#9467bd"),
-                    "symbol": "circle" if verdict == "pass" else "x"},
+                    "symbol": "circle" if verdict == Verdict.PASS else "x"},
             customdata=[[t.get("requested_rate_pps") or 0, t.get("tx_rate_pps") or 0,
                          t.get("rx_rate_pps") or 0, t.get("loss_pct") or 0,
                          t.get("reason", ""), t.get("iteration", 0) + 1] for _, t in chosen],

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from nsb.errors import NsbError
+from nsb.events import TaskStatus
 
 FORMATS = ("text", "csv", "json", "markdown")
 
@@ -119,7 +120,7 @@ def cmd_report_table(args) -> int:
         sys.stdout.write(formats.render(tasks, args.format, labels))
     else:
         print_tables(formats.text_tables(tasks, labels))
-    unclean = [t for t in tasks if t.status != "ok"]
+    unclean = [t for t in tasks if t.status != TaskStatus.OK]
     for task in unclean:
         error = task.task.get("error") or ""
         print(f"nsb: task {task.id} did not finish cleanly (status {task.status})"

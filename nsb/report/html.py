@@ -18,6 +18,7 @@ import time
 from html import escape
 
 from nsb import __version__
+from nsb.events import TaskStatus
 from nsb.report import charts, compare, summary
 from nsb.report import html_tables as tables
 from nsb.report.loading import TaskResults
@@ -146,7 +147,7 @@ def _task(task: TaskResults, label: str, n: int) -> str:
              for k, v in facts]
     out.append(tables.key_values(facts).replace('<table class="facts">',
                                                 f'<table class="facts" id="t{n}-facts">', 1))
-    if status != "ok":
+    if status != TaskStatus.OK:
         error = task.task.get("error") or ""
         out.append(f'<p class="banner">This run did not finish cleanly (status {escape(status)})'
                    f"{': ' + escape(error) if error else ''}. What it measured is shown.</p>")

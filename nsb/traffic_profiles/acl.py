@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import statistics
 
+from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
@@ -62,7 +63,7 @@ class AclProfile(TrafficProfile):
             results.append(result)
         if not results:
             return
-        limited_by = LIMITED_BY.get(verdict, "none")
+        limited_by = LIMITED_BY.get(verdict, LimitedBy.NONE)
         session.result_ready(frame, results[-1] if verdict == PASS else None, self.speed_gbps,
                              ports, limited_by, session.trial_count - before, self.spec.type,
                              extra={"forwarding_rate_pps": statistics.median(

@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 
 from nsb import frames, units
 from nsb.errors import NsbError
-from nsb.events import Event, ResultReady, TrialDone, TrialStarted
+from nsb.events import Event, LimitedBy, ResultReady, TrialDone, TrialStarted, Verdict
 from nsb.frames import Frame, FrameMix
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
 
-PASS, FAIL, GENERATOR_LIMITED = "pass", "fail", "generator_limited"
-LIMITED_BY = {FAIL: "dut", GENERATOR_LIMITED: "generator"}  # what a failed verdict says
+PASS, FAIL, GENERATOR_LIMITED = Verdict.PASS, Verdict.FAIL, Verdict.GENERATOR_LIMITED
+LIMITED_BY = {FAIL: LimitedBy.DUT, GENERATOR_LIMITED: LimitedBy.GENERATOR}  # a failed verdict
 
 
 @dataclass
@@ -72,7 +72,7 @@ class Session:
             self._after_trial_error = exc
         return index, result
 
-    def trial_done(self, index: int, result: TrialResult, verdict: str, rate_pct: float,
+    def trial_done(self, index: int, result: TrialResult, verdict: Verdict, rate_pct: float,
                    lower_pct: float, upper_pct: float, reason: str) -> None:
         self._judged.setdefault(result.trial.frame_size, []).append((result, verdict))
         if verdict == GENERATOR_LIMITED:
@@ -88,7 +88,7 @@ class Session:
             raise self._after_trial_error
 
     def result_ready(self, frame_size: Frame, best: TrialResult | None, speed_gbps: float,
-                     ports: int, limited_by: str, trials: int, profile: str,
+                     ports: int, limited_by: LimitedBy, trials: int, profile: str,
                      extra: dict | None = None) -> None:
         best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         judged = self._judged.pop(frame_size, [])
@@ -111,12 +111,12 @@ class Session:
         self._best_short.pop(frame_size, None)
 
     def _generator_limited_answer(self, frame_size: Frame, best: TrialResult | None,
-                                  limited_by: str) -> tuple[TrialResult | None, str]:
+                                  limited_by: LimitedBy) -> tuple[TrialResult | None, str]:
         """When the generator set the limit, the answer is the highest loss-free rate
         measured: a loss-free trial proves the DUT forwards what was really sent,
         even if that was less than asked."""
         short = self._best_short.get(frame_size)
-        if limited_by != "generator":
+        if limited_by != LimitedBy.GENERATOR:
             return best, ""
         if short is None or (best is not None and best.tx_rate_pps >= short.tx_rate_pps):
             return best, "the generator could not send the faster rates asked"
@@ -178,7 +178,7 @@ def latency_sweep(tg: TrafficGen, session: Session, frame: Frame, ndr_pps: float
     return sweep
 
 
-def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[str, str]:
+def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]:
     """Verdict and reason: loss above tolerance is a DUT failure even if the
     generator fell short; a short generator without loss proves nothing."""
     loss = result.loss_pct

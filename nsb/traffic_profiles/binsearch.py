@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
@@ -80,7 +81,7 @@ class BinSearchProfile(TrafficProfile):
         lower, upper = o["lower_bound"], o["upper_bound"]
         rate = upper
         best, best_pct = None, 0.0
-        limited_by = "none"
+        limited_by = LimitedBy.NONE
         trials_before = session.trial_count
         completed = False
         while not session.should_stop():
@@ -94,7 +95,7 @@ class BinSearchProfile(TrafficProfile):
                 limited_by = LIMITED_BY[verdict]
             session.trial_done(index, result, verdict, rate, lower, upper, reason)
             if verdict == PASS and rate >= o["upper_bound"]:
-                limited_by = "upper_bound"
+                limited_by = LimitedBy.UPPER_BOUND
                 completed = True
                 break
             if upper - lower <= o["test_precision"]:

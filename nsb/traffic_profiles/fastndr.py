@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 
 from nsb import units
+from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
@@ -185,7 +186,7 @@ class _FrameSearch:
             verdict, full = self.trial(self.max_pps, self.o["final_trial_duration"],
                                        "final, at the upper bound")
             if verdict == PASS:
-                return full, "upper_bound", {"estimate_pps": None}
+                return full, LimitedBy.UPPER_BOUND, {"estimate_pps": None}
             self.hi, self.hi_verdict = self.max_pps, verdict
             estimate = full.rx_rate_pps
         else:
@@ -328,7 +329,7 @@ class _FrameSearch:
         return None
 
     def _limit(self) -> str:
-        return "generator" if self.hi_verdict == GENERATOR_LIMITED else "dut"
+        return LimitedBy.GENERATOR if self.hi_verdict == GENERATOR_LIMITED else LimitedBy.DUT
 
 
 class _Stop(Exception):

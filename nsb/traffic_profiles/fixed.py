@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nsb import units
+from nsb.events import LimitedBy
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
 from nsb.trial import Trial
@@ -44,7 +45,7 @@ class FixedRateProfile(TrafficProfile):
             index, result = session.run_trial(tg, trial, pct, pct, pct, 1)
             verdict, reason = judge(result, o["tolerated_loss"])
             session.trial_done(index, result, verdict, pct, pct, pct, reason)
-            limited_by = LIMITED_BY.get(verdict, "none")
+            limited_by = LIMITED_BY.get(verdict, LimitedBy.NONE)
             session.result_ready(frame, result if verdict == PASS else None, self.speed_gbps,
                                  ports, limited_by, 1, self.spec.type,
                                  extra={"offered_pps": pps, "measured_loss_pct": result.loss_pct})

@@ -16,6 +16,7 @@ nsb fallback proof``.
 from __future__ import annotations
 
 from nsb import units
+from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import (
@@ -156,8 +157,9 @@ class MlrSearchProfile(TrafficProfile):
                 if best is not None:
                     lower_pps, answered_by = best.trial.rate_pps, "nsb fallback proof"
             conditional = result.conditional_throughput
-            limited_by = "upper_bound" if upper is None else (
-                "generator" if measurer.generator_limited_above(lower_pps) else "dut")
+            limited_by = LimitedBy.UPPER_BOUND if upper is None else (
+                LimitedBy.GENERATOR if measurer.generator_limited_above(lower_pps)
+                else LimitedBy.DUT)
             extra = {
                 "goal": goal["name"], "goal_loss_ratio": goal["loss_ratio"],
                 "answered_by": answered_by,

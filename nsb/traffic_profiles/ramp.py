@@ -10,6 +10,7 @@ reads neither.
 
 from __future__ import annotations
 
+from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
@@ -54,7 +55,7 @@ class RampProfile(TrafficProfile):
     def _ramp(self, tg, session: Session, frame: Frame) -> None:
         o, ports = self.options, tg.tx_port_count
         steps = self.steps()
-        best, limited_by, before = None, "upper_bound", session.trial_count
+        best, limited_by, before = None, LimitedBy.UPPER_BOUND, session.trial_count
         for position, pct in enumerate(steps):
             if session.should_stop():
                 return  # an interrupted ramp has trials but no answer

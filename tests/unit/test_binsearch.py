@@ -3,7 +3,7 @@
 import pytest
 
 from nsb import units
-from nsb.events import ResultReady, TrialDone
+from nsb.events import LimitedBy, ResultReady, TrialDone, Verdict
 from nsb.task.model import PluginSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
 from nsb.traffic_profiles.base import Session
@@ -169,3 +169,15 @@ def test_latency_at_fractions_of_ndr():
     # the simulated latency rises with load
     assert sweep["10"]["latency"]["avg_us"] < sweep["90"]["latency"]["avg_us"]
     assert [t.verdict for t in trials[-3:]] == ["latency"] * 3
+
+
+def test_verdicts_and_limits_are_the_typed_values_outputs_rely_on():
+    line = units.line_rate_pps(64, 1, ports=2)
+    cases = [(SimulatedDutGenerator(0.4 * line), LimitedBy.DUT),
+             (SimulatedDutGenerator(1e12), LimitedBy.UPPER_BOUND),
+             (SimulatedDutGenerator(0.9 * line, max_tx_pps=0.2 * line), LimitedBy.GENERATOR)]
+    for tg, limited_by in cases:
+        trials, (result,) = run(tg, profile())
+        assert type(result.limited_by) is LimitedBy and result.limited_by == limited_by
+        assert all(type(t.verdict) is Verdict for t in trials)
+        assert {t.verdict for t in trials} <= set(Verdict)
