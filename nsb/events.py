@@ -20,6 +20,7 @@ class Verdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"  # the DUT lost more than the profile tolerates
     GENERATOR_LIMITED = "generator_limited"  # the generator could not send the rate
+    LATENCY = "latency"  # a trial for latency at a fraction of the answer, not judged
 
 
 class LimitedBy(StrEnum):

@@ -171,7 +171,7 @@ def latency_sweep(tg: TrafficGen, session: Session, frame: Frame, ndr_pps: float
                       flows=flows)
         line_pct = units.pps_to_pct(trial.rate_pps, frame, speed_gbps, ports)
         index, result = session.run_trial(tg, trial, line_pct, line_pct, line_pct, 0)
-        session.trial_done(index, result, "latency", line_pct, line_pct, line_pct,
+        session.trial_done(index, result, Verdict.LATENCY, line_pct, line_pct, line_pct,
                            f"latency at {pct:g}% of NDR")
         sweep[f"{pct:g}"] = {"rate_pps": trial.rate_pps, "loss_pct": result.loss_pct,
                              "latency": latency_record(result.latency)}

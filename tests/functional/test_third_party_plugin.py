@@ -78,13 +78,81 @@ def test_imix_with_a_generator_that_sends_one_size_is_one_line(example_plugin, t
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
 
 
+ALL_KINDS = """\
+schema: "nsb:task:0.1"
+context:
+  type: example_local
+  nodes:
+    tg: {interfaces: {p0: {}, p1: {}}}
+    sut: {interfaces: {p0: {}, p1: {}}}
+scenarios:
+  - name: all_kinds
+    vnfs:
+      - {name: sleeper0, type: example_sleeper, node: sut}
+    traffic_generator: {name: tg0, type: example_sim_tg, node: tg,
+                        options: {capacity_pps: 100000}}
+    traffic_profile: {type: example_step_down, rates_pct: [100, 50, 10, 5],
+                      interface_speed_gbps: 1, duration: 0.5}
+    runner: {type: example_repeat, times: 2}
+outputs:
+  - {type: file}
+  - {type: example_csv}
+"""
+
+
+def test_a_task_runs_with_one_third_party_plugin_of_each_kind(example_plugin, tmp_path):
+    """The example package's context, VNF, generator, profile, runner and output
+    (shown whole in docs/plugins.md) in one task."""
+    task = tmp_path / "all.yaml"
+    task.write_text(ALL_KINDS)
+    done = subprocess.run(NSB + ["task", "start", str(task), "--results-dir",
+                                 str(tmp_path / "results")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (results_file,) = (tmp_path / "results").glob("*/results.json")
+    doc = json.loads(results_file.read_text())
+    # 100000 pps of 64 B is 6.7 % of 1 Gbit/s: 100, 50 and 10 % fail, 5 % passes
+    assert [r["iteration"] for r in doc["results"]] == [0, 1]
+    for result in doc["results"]:
+        assert result["line_rate_pct"] == pytest.approx(5, rel=1e-3)  # rounded to whole pps
+        assert result["limited_by"] == "dut"
+    rows = (results_file.parent / "trials.csv").read_text().splitlines()
+    assert rows[0] == "iteration,frame_size,rate_pps,tx,rx,verdict"
+    assert [row.split(",")[-1] for row in rows[1:]] == ["fail", "fail", "fail", "pass"] * 2
+    sleeper = [k["kpis"]["uptime_s"] for k in doc["kpis"] if k["source"] == "sleeper0"]
+    assert len(sleeper) == 8 and sleeper == sorted(sleeper)  # after every trial
+    assert "sleep" not in subprocess.run(["pgrep", "-af", "sleep 3600"], capture_output=True,
+                                         text=True).stdout  # stopped at teardown
+
+
 def test_the_example_plugins_keep_the_plugin_contract(example_plugin):
     """The contract every installed plugin is held to (tests/unit/test_plugin_contract.py),
     checked in a fresh interpreter that sees the package pip just installed."""
     code = ("from tests.unit.test_plugin_contract import test_plugin_contract as check\n"
             "check('nsb.contexts', 'example_local')\n"
             "check('nsb.vnfs', 'example_sim_tg')\n"
+            "check('nsb.vnfs', 'example_sleeper')\n"
+            "check('nsb.traffic_profiles', 'example_step_down')\n"
+            "check('nsb.runners', 'example_repeat')\n"
+            "check('nsb.outputs', 'example_csv')\n"
             "print('contract kept')\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and "contract kept" in done.stdout, done.stderr
+
+
+def test_docs_plugins_md_shows_the_example_plugins_as_they_are():
+    """docs/plugins.md shows each example module whole and the task above: they are
+    the code these tests install and run, so the page cannot drift from it."""
+    from tests.doc_examples import ROOT as DOCS_ROOT
+    from tests.doc_examples import parse
+
+    shown = [e for e in parse(DOCS_ROOT / "docs" / "plugins.md") if e.kind == "checked-by"]
+    modules = sorted((PACKAGE / "nsb_example_plugin").glob("[!_]*.py"))
+    for module in modules:
+        name = str(module.relative_to(ROOT))
+        [block] = [e for e in shown if name in e.note]
+        assert block.text == module.read_text(), f"{block.where} differs from {name}"
+    [task] = [e for e in shown if "ALL_KINDS" in e.note]
+    assert task.text == ALL_KINDS
+    assert len(shown) == len(modules) + 1
