@@ -42,13 +42,14 @@ scenarios:
 """
 
 
-def run_task(tmp_path, profile: str):
-    """The example plugin's context and generator with this traffic profile (line 10)."""
+def run_task(tmp_path, profile: str, text: str = TASK):
+    """The example plugin's context and generator with this traffic profile (line 10),
+    or the task ``text``."""
     task = tmp_path / "task.yaml"
-    task.write_text(TASK.replace("PROFILE", profile))
+    task.write_text(text.replace("PROFILE", profile))
     done = subprocess.run(NSB + ["task", "start", str(task), "--results-dir",
                                  str(tmp_path / "results")],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=120)
     return task, done
 
 
@@ -103,11 +104,7 @@ outputs:
 def test_a_task_runs_with_one_third_party_plugin_of_each_kind(example_plugin, tmp_path):
     """The example package's context, VNF, generator, profile, runner and output
     (shown whole in docs/plugins.md) in one task."""
-    task = tmp_path / "all.yaml"
-    task.write_text(ALL_KINDS)
-    done = subprocess.run(NSB + ["task", "start", str(task), "--results-dir",
-                                 str(tmp_path / "results")],
-                          capture_output=True, text=True, timeout=120)
+    _, done = run_task(tmp_path, "", ALL_KINDS)
     assert done.returncode == 0, done.stderr
     (results_file,) = (tmp_path / "results").glob("*/results.json")
     doc = json.loads(results_file.read_text())
