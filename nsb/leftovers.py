@@ -7,8 +7,9 @@ are, and an exclusive lock on it is held for as long as the run lives. Every
 belongs to a run that is gone, and everything that run created here carries its
 task id in its name: network namespaces and what runs in them, veth pairs,
 processes (DPDK file prefixes, /tmp/nsb-<id> work dirs: testpmd, PROX, OVS),
-DPDK runtime dirs and hugepage files. Those are removed and the run's
-results.json, left at "running", is marked "killed".
+DPDK runtime dirs and hugepage files. Those are removed, the 2 MB pages the
+run added to this machine's pool (written down beside its entry) are given
+back, and the run's results.json, left at "running", is marked "killed".
 
 Remote nodes (pods over SSH) are not visited: that needs the pod, and the
 processes nsb starts there end with their SSH session.
@@ -59,14 +60,41 @@ class Removed:
 
     task_id: str
     items: list[str] = field(default_factory=list)
+    hugepages: int = 0  # 2 MB pages taken out of the pool again
 
     def summary(self) -> str:
         kinds: dict[str, int] = {}
         for item in self.items:
             kind = item.split(" ", 1)[0]
             kinds[kind] = kinds.get(kind, 0) + 1
-        return ", ".join(f"{n} {kind if n == 1 else _PLURAL.get(kind, kind + 's')}"
-                         for kind, n in kinds.items())
+        parts = [f"{n} {kind if n == 1 else _PLURAL.get(kind, kind + 's')}"
+                 for kind, n in kinds.items()]
+        if self.hugepages:
+            parts.append(f"{self.hugepages} hugepages given back")
+        return ", ".join(parts)
+
+
+def note_hugepages(task_id: str, pages: int) -> None:
+    """Write down that run ``task_id`` added ``pages`` (negative: gave back) 2 MB pages
+    to this machine's pool, for the next run to give back if this one is killed."""
+    path = STATE_DIR / f"{task_id}.hugepages"
+    try:
+        total = _pages_noted(path) + pages
+        if total > 0:
+            STATE_DIR.mkdir(parents=True, exist_ok=True)
+            path.write_text(str(total))
+        else:
+            path.unlink(missing_ok=True)
+    except OSError as exc:
+        LOG.warning("cannot note the hugepages of task %s in %s: %s", task_id, STATE_DIR,
+                    exc.strerror)
+
+
+def _pages_noted(path: Path) -> int:
+    try:
+        return int(path.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 @contextlib.contextmanager
@@ -88,6 +116,8 @@ def registered(task_id: str, results_dir: Path, task_file: str) -> Iterator[None
         os.write(handle, json.dumps(entry).encode())
         yield
     finally:
+        if _give_back_hugepages(task_id):  # teardown could not: nothing uses them now
+            LOG.warning("task %s: gave back the hugepages its teardown left", task_id)
         with contextlib.suppress(OSError):
             path.unlink()
         os.close(handle)
@@ -113,6 +143,7 @@ def clean_killed_runs() -> list[Removed]:
                 continue  # that run is alive
             entry = _entry(path)
             removed = remove_traces(task_id)
+            removed.hugepages = _give_back_hugepages(task_id)
             _mark_killed(entry.get("results_dir"), task_id)
             path.unlink()
         finally:
@@ -121,6 +152,20 @@ def clean_killed_runs() -> list[Removed]:
                     "left: %s", task_id, removed.summary() or "nothing")
         cleaned.append(removed)
     return cleaned
+
+
+def _give_back_hugepages(task_id: str) -> int:
+    """The pages the run noted, out of the pool again (after its processes and files
+    that held them are gone); how many."""
+    from nsb.executors.local import LocalExecutor
+    from nsb.vnfs import hugepages
+
+    ledger = STATE_DIR / f"{task_id}.hugepages"
+    pages = _pages_noted(ledger)
+    if pages > 0:
+        hugepages.release(LocalExecutor(), pages)
+    ledger.unlink(missing_ok=True)
+    return pages
 
 
 def _entry(path: Path) -> dict:

@@ -224,7 +224,7 @@ class LibvirtContext(Context, CrossLinking):
                 "VMs with hugepages: true need a hugetlbfs mount on this host (mount -t "
                 "hugetlbfs nodev /dev/hugepages, then restart libvirtd so that it sees it)")
         self._hugepages = hugepages.reserve(LocalExecutor(), hugepages.pages_for(megabytes),
-                                            f"{self.spec.type} context")
+                                            f"{self.spec.type} context", self.run.task_id)
 
     def _connect(self):
         try:
@@ -392,7 +392,7 @@ class LibvirtContext(Context, CrossLinking):
                 subprocess.run(["ip", "link", "delete", name], capture_output=True)
             for names in (self._taps, self._veths, self._bridges):
                 names.clear()
-            hugepages.release(LocalExecutor(), self._hugepages)
+            hugepages.release(LocalExecutor(), self._hugepages, self.run.task_id)
             self._hugepages = 0
             shutil.rmtree(self.work_dir, ignore_errors=True)
             with contextlib.suppress(OSError):  # the task's directory, once nothing else uses it

@@ -12,6 +12,7 @@ import math
 
 from nsb.errors import PrerequisiteError
 from nsb.executors.base import Executor
+from nsb.executors.local import LocalExecutor
 
 POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 PAGE_MB = 2
@@ -25,21 +26,32 @@ def _count(executor: Executor) -> int:
     return int(executor.run(["cat", POOL]).stdout.strip() or 0)
 
 
-def reserve(executor: Executor, pages: int, who: str) -> int:
+def reserve(executor: Executor, pages: int, who: str, task_id: str = "") -> int:
     """Add ``pages`` to the pool; returns how many were added (give them back with
-    ``release``). Fewer than asked (memory too fragmented) is one clear line."""
+    ``release``). Fewer than asked (memory too fragmented) is one clear line. Pages
+    added on this machine are noted under ``task_id``: if the run is killed, the next
+    one gives them back."""
     before = _count(executor)
     executor.run(["sh", "-c", f'echo {before + pages} > "{POOL}"'])
     added = _count(executor) - before
+    _note(executor, task_id, added)
     if added < pages:
-        release(executor, added)
+        release(executor, added, task_id)
         raise PrerequisiteError(f"{who}: could not add {pages} 2 MB hugepages on "
                                 f"{executor.name} (got {added}; {POOL} was {before})")
     return added
 
 
-def release(executor: Executor, pages: int) -> None:
+def release(executor: Executor, pages: int, task_id: str = "") -> None:
     if pages <= 0:
         return
     now = _count(executor)
     executor.run(["sh", "-c", f'echo {max(0, now - pages)} > "{POOL}"'], check=False)
+    _note(executor, task_id, -pages)
+
+
+def _note(executor: Executor, task_id: str, pages: int) -> None:
+    if task_id and pages and isinstance(executor, LocalExecutor):  # this machine's pool
+        from nsb import leftovers
+
+        leftovers.note_hugepages(task_id, pages)

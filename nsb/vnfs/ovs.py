@@ -173,7 +173,8 @@ class OvsVnf(Vnf):
         self._set_other_config()
         if self.options["dpdk_init"]:
             self._hugepages = hugepages.reserve(
-                self.executor, hugepages.pages_for(self.socket_mem_mb()), self.name)
+                self.executor, hugepages.pages_for(self.socket_mem_mb()), self.name,
+                self.run.task_id)
         self.processes_started.append(self.executor.start(
             [*self._env(), self.vswitchd(), f"unix:{self.work_dir}/db.sock",
              f"--pidfile={self.work_dir}/ovs-vswitchd.pid",
@@ -268,6 +269,6 @@ class OvsVnf(Vnf):
         self.processes_started.clear()
         if self.options["dpdk_init"]:
             dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
-        hugepages.release(self.executor, self._hugepages)
+        hugepages.release(self.executor, self._hugepages, self.run.task_id)
         self._hugepages = 0
         self.remove_work_dir()

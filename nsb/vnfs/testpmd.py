@@ -104,7 +104,8 @@ class TestpmdVnf(Vnf):
         self.log = self.log_path("testpmd")
         if self.vhost_user:
             self._hugepages = hugepages.reserve(
-                self.executor, hugepages.pages_for(self.options["memory_mb"]) + 16, self.name)
+                self.executor, hugepages.pages_for(self.options["memory_mb"]) + 16, self.name,
+                self.run.task_id)
         argv = self.command()
         if self.executor.which("stdbuf"):  # a complete log for error messages, not readiness
             argv = ["stdbuf", "-oL", *argv]
@@ -165,5 +166,5 @@ class TestpmdVnf(Vnf):
             LOG.info("%s: testpmd stopped (exit %s), log in %s", self.name, code, self.log)
             self.process = None
             dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
-        hugepages.release(self.executor, self._hugepages)
+        hugepages.release(self.executor, self._hugepages, self.run.task_id)
         self._hugepages = 0

@@ -66,9 +66,12 @@ def test_a_vm_forwards_between_lab_namespaces_and_is_gone_afterwards(results_con
 
 
 def test_a_killed_run_s_vm_is_removed_by_the_next_run(results_conf, tmp_path):
-    """SIGKILL leaves a defined, running domain, its bridges and files; what the next
-    `task start` runs first (leftovers.clean_killed_runs) removes them."""
-    proc = start(results_conf, {"duration_s": 2}, task=SAMPLE)
+    """SIGKILL leaves a defined, running domain, its bridges and files, and the
+    hugepages added for its memory; what the next `task start` runs first
+    (leftovers.clean_killed_runs) removes them and gives the pages back."""
+    pages_before = _hugepages_total()
+    proc = start(results_conf, {"duration_s": 2, "hugepages": True, "ram_mb": 512},
+                 task=SAMPLE)
     deadline = time.monotonic() + 300
     while not [d for d in libvirt_domains() if d.startswith("nsb-")]:
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
@@ -79,8 +82,10 @@ def test_a_killed_run_s_vm_is_removed_by_the_next_run(results_conf, tmp_path):
     [domain] = [d for d in libvirt_domains() if d.startswith("nsb-")]
     task_id = domain.removeprefix("nsb-").rsplit("-", 1)[0]
     assert any(item.startswith("link") for item in leftovers(task_id))  # the fault is real
+    assert _hugepages_total() == pages_before + 256  # the fault is real
     [removed] = [r for r in nsb_leftovers.clean_killed_runs() if r.task_id == task_id]
     assert f"domain {domain}" in removed.items
+    assert removed.hugepages == 256 and _hugepages_total() == pages_before
     assert domain not in libvirt_domains()
     assert leftovers(task_id) == []
     assert not Path(f"/tmp/nsb-{task_id}").exists()

@@ -29,3 +29,30 @@ def test_summary_counts_what_was_removed():
     removed = leftovers.Removed("x", ["process 1", "process 2", "namespace nsb-x-tg",
                                       "path /tmp/nsb-x"])
     assert removed.summary() == "2 processes, 1 namespace, 1 path"
+    removed.hugepages = 256
+    assert removed.summary() == "2 processes, 1 namespace, 1 path, 256 hugepages given back"
+
+
+def test_the_pages_a_run_adds_are_noted_until_it_gives_them_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(leftovers, "STATE_DIR", tmp_path / "runs")
+    ledger = tmp_path / "runs" / "261122-000000-abcdef.hugepages"
+    leftovers.note_hugepages("261122-000000-abcdef", 128)  # OVS-DPDK
+    leftovers.note_hugepages("261122-000000-abcdef", 264)  # testpmd on vhost-user
+    assert ledger.read_text() == "392"
+    leftovers.note_hugepages("261122-000000-abcdef", -264)
+    assert ledger.read_text() == "128"
+    leftovers.note_hugepages("261122-000000-abcdef", -128)
+    assert not ledger.exists()  # nothing to give back: no file left either
+
+
+def test_pages_of_a_remote_node_are_not_noted(tmp_path, monkeypatch):
+    """Only this machine's pool is the next run's to repair."""
+    from nsb.executors.local import LocalExecutor
+    from nsb.executors.ssh import SshExecutor
+    from nsb.vnfs import hugepages
+
+    monkeypatch.setattr(leftovers, "STATE_DIR", tmp_path / "runs")
+    hugepages._note(SshExecutor("sut", "192.0.2.1"), "261122-000000-abcdef", 64)
+    assert not (tmp_path / "runs").exists()
+    hugepages._note(LocalExecutor(), "261122-000000-abcdef", 64)
+    assert (tmp_path / "runs" / "261122-000000-abcdef.hugepages").read_text() == "64"
