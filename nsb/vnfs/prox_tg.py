@@ -98,6 +98,9 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
             **PROX_OPTIONS,
             # two snapshot periods at PROX's default refresh (1 s), with room to spare
             "drain_timeout_s": {"type": "number", "minimum": 0, "default": 3.0},
+            # how long the received count must rest before a trial is over (0: one
+            # unchanged snapshot); a VM under TCG delivers what it holds with pauses
+            "drain_quiet_s": {"type": "number", "minimum": 0, "default": 0.0},
             "generator_tolerance_pct": {"type": "number", "minimum": 0, "maximum": 100,
                                         "default": 5.0},
         },
@@ -221,13 +224,19 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         deadline = time.monotonic() + self.options["drain_timeout_s"]
         after_stop = self._read()  # this snapshot may predate the stop; any newer one not
         fresh: list[Reading] = []
+        moved_at = time.monotonic()  # when the received count last changed
         while time.monotonic() < deadline:
             time.sleep(POLL_S)
             reading = self._read()
             if not reading.newer_than(fresh[-1] if fresh else after_stop):
                 continue
-            if reading.rx >= reading.tx or (fresh and reading.rx == fresh[-1].rx):
+            if reading.rx >= reading.tx:
                 return reading, 0
+            if fresh and reading.rx == fresh[-1].rx:
+                if time.monotonic() - moved_at >= self.options["drain_quiet_s"]:
+                    return reading, 0
+            else:
+                moved_at = time.monotonic()
             fresh.append(reading)
         if not fresh:
             raise RunError(f"{self.name}: PROX took no new stats snapshot within "

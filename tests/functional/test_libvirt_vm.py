@@ -104,7 +104,7 @@ def test_a_vm_behind_ovs_dpdk_forwards_on_vhost_user_and_everything_is_given_bac
     then QEMU (which serves the sockets and starts only once the switch connected)
     boots the VM, then testpmd in it; frames cross both vhost-user sockets."""
     pages_before = _hugepages_total()
-    proc = start(results_conf, {"duration_s": 2, "precision": 0.1}, task=OVS_SAMPLE)
+    proc = start(results_conf, {"duration_s": 1, "precision": 0.1}, task=OVS_SAMPLE)
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
     task_id, doc = results_of(tmp_path / "results")
@@ -159,7 +159,8 @@ def test_nsb_s_ovs_dpdk_l2fwd_runs_in_the_lab_with_real_prox_in_the_vm(results_c
     """NSB's tc_prox_ovs-dpdk_l2fwd-2 as the lab runs it: the real PROX generator in a
     namespace, OVS-DPDK, and the real PROX l2fwd in the VM (put into nsb's guest with
     its libraries by guest_binaries)."""
-    proc = start(results_conf, {"prox_path": str(PROX), "duration_s": 2}, task=L2FWD_SAMPLE)
+    proc = start(results_conf, {"prox_path": str(PROX), "duration_s": 1, "precision": 0.25},
+                 task=L2FWD_SAMPLE)
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
     assert "ERROR" not in err  # a refused SSH channel while PROX starts is not an error
