@@ -180,7 +180,7 @@ def remove_traces(task_id: str) -> Removed:
     """Everything on this machine named after ``task_id``: processes first (they hold
     namespaces, sockets and hugepages), then namespaces, links, files."""
     removed = Removed(task_id)
-    from nsb.contexts.libvirt_vms import remove_task_domains
+    from nsb.contexts.libvirt_host import remove_task_domains
 
     removed.items += [f"domain {name}" for name in remove_task_domains(task_id)]
     namespaces = [ns for ns in _netns_names() if ns.startswith(f"nsb-{task_id}-")]

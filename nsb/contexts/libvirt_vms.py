@@ -18,17 +18,16 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
-import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 
-from nsb.contexts import domain_xml, guest_image, topology
+from nsb.contexts import domain_xml, guest_image, libvirt_host, topology
 from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Endpoint, Link, Node, SshAccess, vhost_dir, vhost_socket
 from nsb.contexts.combined import CrossLinking
-from nsb.contexts.netns import ip, move_into
+from nsb.contexts.host_wires import HostWires
+from nsb.contexts.netns import ip
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.local import LocalExecutor
 from nsb.runinfo import short_tag
@@ -37,7 +36,6 @@ from nsb.vnfs import hugepages
 LOG = logging.getLogger(__name__)
 
 MGMT_NET = "10.254"  # 10.254.<n>.0/24 per run, the host is .1, VMs from .10
-DEFAULT_URI = "qemu:///system"
 
 _VM = {
     "type": "object",
@@ -70,7 +68,7 @@ class LibvirtContext(Context, CrossLinking):
         "additionalProperties": False,
         "properties": {
             "name": {"type": "string"},
-            "uri": {"type": "string", "default": DEFAULT_URI},
+            "uri": {"type": "string", "default": libvirt_host.DEFAULT_URI},
             "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
             # host programs (a PROX build, say) put into nsb's guest with their libraries
             "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
@@ -101,9 +99,7 @@ class LibvirtContext(Context, CrossLinking):
         self._defined: list[str] = []
         self._waiting: list[Node] = []  # defined, booted once their switch runs
         self._hugepages = 0  # 2 MB pages added for the VMs' memory
-        self._bridges: list[str] = []
-        self._veths: list[str] = []
-        self._taps: list[str] = []
+        self.wires = HostWires(self.tag)
         self._conn = None
 
     # --- the task's links ------------------------------------------------------------
@@ -142,21 +138,21 @@ class LibvirtContext(Context, CrossLinking):
         if os.geteuid() != 0:
             raise PrerequisiteError("the libvirt context needs root (bridges, veths, "
                                     "qemu:///system)")
-        conn = self._connect()
+        conn = self._conn = libvirt_host.connect(self.options["uri"])
         self._reserve_hugepages()
         image = guest_image.ensure()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.work_dir.parent, 0o755)
         key = self._ssh_key()
-        mgmt = self._bridge("m")
+        mgmt = self.wires.bridge("m")
         ip("addr", "add", f"{self._mgmt_subnet}.1/24", "dev", mgmt)
         nics = self._cable()
         for node in self.nodes.values():
             vm = self.vms[node.name]
-            node_nics = [domain_xml.Nic(_mgmt_mac(self.tag, node.name), self._tap(mgmt))]
+            node_nics = [domain_xml.Nic(_mgmt_mac(self.tag, node.name), self.wires.tap(mgmt))]
             for iface in node.interfaces.values():  # an interface without a link: a lone bridge
                 node_nics.append(nics.get(Endpoint(node.name, iface.name)) or domain_xml.Nic(
-                    iface.mac, self._tap(self._bridge(f"u{len(self._bridges)}"))))
+                    iface.mac, self.wires.tap(self.wires.bridge(f"u{len(self.wires.bridges)}"))))
             definition = self._definition(node, vm, image, key, node_nics)
             LOG.info("VM %s: defining %s (%d vCPU, %d MiB, %s)", node.name, definition.name,
                      vm["vcpus"], vm["ram_mb"], vm["domain_type"])
@@ -176,41 +172,22 @@ class LibvirtContext(Context, CrossLinking):
 
     def _boot(self, nodes: list[Node]) -> None:
         for node in nodes:
-            self._start_domain(node)
+            failure = libvirt_host.start_domain(self._conn, self.domain_name(node.name),
+                                                self.options["switch_timeout_s"])
+            if failure == "timeout":
+                sockets = [i.name for i in node.interfaces.values() if i.kind == "virtio"]
+                raise RunError(
+                    f"VM {node.name} did not start within switch_timeout_s "
+                    f"({self.options['switch_timeout_s']:g} s): QEMU waits for a switch to "
+                    f"connect to the vhost-user socket(s) of {', '.join(sockets)}; is a "
+                    "vSwitch VNF with dpdk_init on their bridge in this scenario?")
+            if failure:
+                raise RunError(f"VM {node.name}: libvirt could not start "
+                               f"{self.domain_name(node.name)}: {failure}")
         deadline = time.monotonic() + self.options["boot_timeout_s"]
         for node in nodes:
             self._wait_for_ssh(node, deadline)
         connect(nodes, self.run.task_id)
-
-    def _start_domain(self, node: Node) -> None:
-        """Start the VM; QEMU does not come up before every vhost-user NIC's switch has
-        connected, so a switch that never comes is a timeout, not a hang."""
-        import libvirt
-
-        domain = self._conn.lookupByName(self.domain_name(node.name))
-        failure: list[BaseException] = []
-
-        def create() -> None:
-            try:
-                domain.create()
-            except libvirt.libvirtError as exc:
-                failure.append(exc)
-
-        starting = threading.Thread(target=create, name=f"start-{node.name}", daemon=True)
-        starting.start()
-        starting.join(self.options["switch_timeout_s"])
-        if starting.is_alive():
-            with contextlib.suppress(libvirt.libvirtError):
-                domain.destroy()
-            starting.join(30)
-            sockets = [i.name for i in node.interfaces.values() if i.kind == "virtio"]
-            raise RunError(f"VM {node.name} did not start within switch_timeout_s "
-                           f"({self.options['switch_timeout_s']:g} s): QEMU waits for a switch "
-                           f"to connect to the vhost-user socket(s) of {', '.join(sockets)}; "
-                           "is a vSwitch VNF with dpdk_init on their bridge in this scenario?")
-        if failure:
-            raise RunError(f"VM {node.name}: libvirt could not start {domain.name()}: "
-                           f"{failure[0].get_error_message()}")
 
     def _reserve_hugepages(self) -> None:
         """The 2 MB pages of the VMs with ``hugepages``, added to this host's pool while
@@ -225,22 +202,6 @@ class LibvirtContext(Context, CrossLinking):
                 "hugetlbfs nodev /dev/hugepages, then restart libvirtd so that it sees it)")
         self._hugepages = hugepages.reserve(LocalExecutor(), hugepages.pages_for(megabytes),
                                             f"{self.spec.type} context", self.run.task_id)
-
-    def _connect(self):
-        try:
-            import libvirt
-        except ImportError as exc:
-            raise PrerequisiteError(f"the libvirt context needs libvirt-python ({exc}): "
-                                    "pip install libvirt-python (apt-get install "
-                                    "libvirt-dev pkg-config gcc)") from None
-        libvirt.registerErrorHandler(lambda *_: None, None)  # errors come as exceptions
-        try:
-            self._conn = libvirt.open(self.options["uri"])
-        except libvirt.libvirtError as exc:
-            raise PrerequisiteError(
-                f"cannot connect to libvirt at {self.options['uri']}: {exc.get_error_message()}"
-                " (is libvirtd running? libvirtd -d, or systemctl start libvirtd)") from None
-        return self._conn
 
     def _ssh_key(self) -> str:
         path = self.work_dir / "id_ed25519"
@@ -285,25 +246,6 @@ class LibvirtContext(Context, CrossLinking):
         """Where the VM's serial console goes while it runs (kept in the results' logs)."""
         return self.work_dir / f"{vm}-console.log"
 
-    def _bridge(self, suffix: str) -> str:
-        """A host bridge that acts as a wire: it learns no MACs (ageing 0), so a frame a
-        VNF sends back out of the port it came in by is still delivered."""
-        name = f"nsb{self.tag}{suffix}"
-        ip("link", "add", name, "type", "bridge", "ageing_time", "0")
-        self._bridges.append(name)
-        _quiet(name)
-        ip("link", "set", name, "up")
-        return name
-
-    def _tap(self, bridge: str) -> str:
-        """A VM NIC's host end, made here so that the host sends nothing on it."""
-        name = f"nsb{self.tag}t{len(self._taps)}"
-        ip("tuntap", "add", "mode", "tap", "name", name)
-        self._taps.append(name)
-        _quiet(name)
-        ip("link", "set", name, "master", bridge, "up")
-        return name
-
     def _cable(self) -> dict[Endpoint, domain_xml.Nic]:
         """Every wire of the links, made; the NIC each VM end gets."""
         nics = {}
@@ -317,18 +259,16 @@ class LibvirtContext(Context, CrossLinking):
                 nics.update({end: domain_xml.Nic(self._interface(end).mac, vhost_socket=(
                     vhost_socket(self.run.task_id, end))) for end in vms})
             elif not vms:  # two namespaces (the generator and a switch): a veth pair
-                left, right = f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}"
-                ip("link", "add", left, "type", "veth", "peer", "name", right)
-                self._veths.append(left)
-                for name, end in zip((left, right), ends, strict=True):
-                    move_into(name, self._netns_of(end), self._interface(end))
+                self.wires.veth_pair(index, [(self._netns_of(end), self._interface(end))
+                                             for end in ends])
             else:  # a bridge as a wire: the VM's tap, a veth into a namespace
-                bridge = self._bridge(f"l{index}")
-                nics.update({end: domain_xml.Nic(self._interface(end).mac, self._tap(bridge))
+                bridge = self.wires.bridge(f"l{index}")
+                nics.update({end: domain_xml.Nic(self._interface(end).mac, self.wires.tap(bridge))
                              for end in vms})
                 for end in ends:
                     if end not in vms:
-                        self._veth_into(bridge, index, end)
+                        self.wires.veth_into(bridge, index, self._netns_of(end),
+                                             self._interface(end))
         return nics
 
     def _socket_dir(self) -> None:
@@ -336,7 +276,7 @@ class LibvirtContext(Context, CrossLinking):
         creates the sockets it serves)."""
         directory = vhost_dir(self.run.task_id)
         os.makedirs(directory, exist_ok=True)
-        uid, gid = qemu_user(self._conn, self.vms_domain_types())
+        uid, gid = libvirt_host.qemu_user(self._conn, self.vms_domain_types())
         os.chown(directory, uid, gid)
 
     def vms_domain_types(self) -> set[str]:
@@ -352,14 +292,6 @@ class LibvirtContext(Context, CrossLinking):
             raise RunError(f"{end.node} is not in a netns context: a VM links to VMs and to "
                            "the nodes of a netns context on this machine")
         return netns
-
-    def _veth_into(self, bridge: str, index: int, end: Endpoint) -> None:
-        outside, inside = f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}"
-        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
-        self._veths.append(outside)
-        _quiet(outside)
-        ip("link", "set", outside, "master", bridge, "up")
-        move_into(inside, self._netns_of(end), self._interface(end))
 
     def _wait_for_ssh(self, node: Node, deadline: float) -> None:
         """The VM is up when its sshd greets on the management address."""
@@ -385,13 +317,10 @@ class LibvirtContext(Context, CrossLinking):
             disconnect(self.nodes.values())
         finally:
             for name in reversed(self._defined):
-                remove_domain(self._conn, name)
+                libvirt_host.remove_domain(self._conn, name)
             self._defined.clear()
             self._keep_consoles()
-            for name in self._taps + self._veths + list(reversed(self._bridges)):
-                subprocess.run(["ip", "link", "delete", name], capture_output=True)
-            for names in (self._taps, self._veths, self._bridges):
-                names.clear()
+            self.wires.remove()
             hugepages.release(LocalExecutor(), self._hugepages, self.run.task_id)
             self._hugepages = 0
             shutil.rmtree(self.work_dir, ignore_errors=True)
@@ -437,56 +366,8 @@ def _defaults() -> dict:
             if "default" in value}
 
 
-def qemu_user(conn, domain_types: set[str]) -> tuple[int, int]:
-    """The uid and gid libvirt runs QEMU as (its DAC base label); root without one."""
-    root = ET.fromstring(conn.getCapabilities())
-    for label in root.iterfind("host/secmodel/baselabel"):
-        if label.get("type") in domain_types and label.text:
-            uid, gid = label.text.split(":")
-            return int(uid.lstrip("+")), int(gid.lstrip("+"))
-    return 0, 0
-
-
 def _mgmt_mac(tag: str, vm: str) -> str:
     return topology.stable_mac(tag, vm, "mgmt")
-
-
-def remove_domain(conn, name: str) -> bool:
-    """Destroy (if running) and undefine ``name``; False if there was no such domain."""
-    import libvirt
-
-    try:
-        domain = conn.lookupByName(name)
-    except libvirt.libvirtError:
-        return False
-    try:
-        if domain.isActive():
-            domain.destroy()
-    except libvirt.libvirtError as exc:
-        LOG.warning("domain %s: destroy failed: %s", name, exc)
-    try:
-        domain.undefine()
-    except libvirt.libvirtError as exc:
-        LOG.warning("domain %s: undefine failed: %s", name, exc)
-        return False
-    return True
-
-
-def remove_task_domains(task_id: str, uri: str = DEFAULT_URI) -> list[str]:
-    """Every domain named after ``task_id`` (a killed run's VMs); [] without libvirt."""
-    try:
-        import libvirt
-
-        libvirt.registerErrorHandler(lambda *_: None, None)
-        conn = libvirt.open(uri)
-    except Exception:  # no libvirt here: no VMs to remove
-        return []
-    try:
-        names = [d.name() for d in conn.listAllDomains()
-                 if d.name().startswith(f"nsb-{task_id}-")]
-        return [name for name in names if remove_domain(conn, name)]
-    finally:
-        conn.close()
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -494,9 +375,3 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no console log)"
-
-
-def _quiet(ifname: str) -> None:
-    """No IPv6 on a host end of a lab wire: its router solicitations would cross the
-    VNF and be counted as received test frames."""
-    Path(f"/proc/sys/net/ipv6/conf/{ifname}/disable_ipv6").write_text("1")

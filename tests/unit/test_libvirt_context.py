@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from nsb import engine
-from nsb.contexts import domain_xml, libvirt_vms
+from nsb.contexts import domain_xml, libvirt_host
 from nsb.errors import TaskError
 from nsb.runinfo import RunInfo
 from nsb.task import loader
@@ -159,8 +159,8 @@ def test_qemu_runs_as_the_user_of_libvirt_s_dac_label():
                          "<secmodel><model>dac</model><doi>0</doi>"
                          "<baselabel type='kvm'>+64055:+64055</baselabel>"
                          "<baselabel type='qemu'>+64055:+108</baselabel></secmodel>")
-    assert libvirt_vms.qemu_user(conn, {"qemu"}) == (64055, 108)
-    assert libvirt_vms.qemu_user(_Capabilities(""), {"qemu"}) == (0, 0)
+    assert libvirt_host.qemu_user(conn, {"qemu"}) == (64055, 108)
+    assert libvirt_host.qemu_user(_Capabilities(""), {"qemu"}) == (0, 0)
 
 
 def test_a_guest_binary_that_is_not_an_executable_file_is_one_line():
