@@ -33,9 +33,9 @@ def connect(uri: str):
 
 
 def start_domain(conn, name: str, timeout_s: float) -> str | None:
-    """Start domain ``name``; libvirt's error, "timeout" (the domain destroyed), or
-    None once it runs. QEMU does not come up before every vhost-user NIC's switch
-    has connected: a switch that never comes is a timeout, not a hang."""
+    """Start domain ``name``: None once it runs, else libvirt's error. QEMU does not
+    come up before every vhost-user NIC's switch has connected: a switch that never
+    comes is a TimeoutError after ``timeout_s`` (the domain destroyed), not a hang."""
     import libvirt
 
     domain = conn.lookupByName(name)
@@ -54,7 +54,7 @@ def start_domain(conn, name: str, timeout_s: float) -> str | None:
         with contextlib.suppress(libvirt.libvirtError):
             domain.destroy()
         starting.join(30)
-        return "timeout"
+        raise TimeoutError(name)
     return failure[0] if failure else None
 
 

@@ -172,15 +172,16 @@ class LibvirtContext(Context, CrossLinking):
 
     def _boot(self, nodes: list[Node]) -> None:
         for node in nodes:
-            failure = libvirt_host.start_domain(self._conn, self.domain_name(node.name),
-                                                self.options["switch_timeout_s"])
-            if failure == "timeout":
+            try:
+                failure = libvirt_host.start_domain(self._conn, self.domain_name(node.name),
+                                                    self.options["switch_timeout_s"])
+            except TimeoutError:
                 sockets = [i.name for i in node.interfaces.values() if i.kind == "virtio"]
                 raise RunError(
                     f"VM {node.name} did not start within switch_timeout_s "
                     f"({self.options['switch_timeout_s']:g} s): QEMU waits for a switch to "
                     f"connect to the vhost-user socket(s) of {', '.join(sockets)}; is a "
-                    "vSwitch VNF with dpdk_init on their bridge in this scenario?")
+                    "vSwitch VNF with dpdk_init on their bridge in this scenario?") from None
             if failure:
                 raise RunError(f"VM {node.name}: libvirt could not start "
                                f"{self.domain_name(node.name)}: {failure}")

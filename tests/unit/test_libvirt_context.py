@@ -171,3 +171,31 @@ def test_a_guest_binary_that_is_not_an_executable_file_is_one_line():
                                         r"\.guest_binaries\[0\]: /nonexistent/prox: no "
                                         "executable file there"):
         libvirt_context._guest_binaries()
+
+
+class _BlockedDomain:
+    """A domain whose start blocks as QEMU's does while no switch has connected to its
+    vhost-user socket (measured with libvirt 9.0 / QEMU 7.2), until destroyed. It
+    cannot show libvirt's own behaviour; the functional test does, for real."""
+
+    def __init__(self):
+        import threading
+
+        self.destroyed = threading.Event()
+
+    def create(self):
+        import libvirt
+
+        self.destroyed.wait(10)
+        raise libvirt.libvirtError("domain is not running")
+
+    def destroy(self):
+        self.destroyed.set()
+
+
+def test_a_domain_that_does_not_start_in_time_is_destroyed_not_waited_for():
+    domain = _BlockedDomain()
+    conn = type("Conn", (), {"lookupByName": lambda self, name: domain})()
+    with pytest.raises(TimeoutError):
+        libvirt_host.start_domain(conn, "nsb-x-vnf0", timeout_s=0.2)
+    assert domain.destroyed.is_set()
