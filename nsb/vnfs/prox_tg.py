@@ -122,6 +122,7 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
             raise TaskError("the prox_tg generator counts received frames on mode=lat tasks; "
                             "this config has none", source)
         self._zero_latency_warned = False
+        self._frame_set: dict[tuple[int, int], Frame] = {}  # per gen task, as last sent
 
     def _render_config(self):
         config = super()._render_config()
@@ -140,6 +141,7 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
 
     def on_ready(self) -> None:
         # gen tasks idle at speed 0, lat tasks always receiving: a trial is a speed change
+        self._frame_set.clear()  # a fresh PROX sends what its config says
         self.client.send(*self._idle())
         self.client.start(self._pairs(self.lat_tasks + self.gen_tasks))
 
@@ -165,14 +167,25 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         for tasks in by_port.values():
             pct = speed_pct(trial.rate_pps / len(by_port) / len(tasks), trial.frame_size)
             for task in tasks:
-                commands += [self._size_command(task, trial.frame_size),
+                commands += [*self._size_commands(task, trial.frame_size),
                              self.client.speed_command(task.core, task.task, pct)]
         return commands
 
-    def _size_command(self, task, frame: Frame) -> str:
+    def _size_commands(self, task, frame: Frame) -> list[str]:
+        """What sets ``frame`` on a gen task; nothing when the task has it already."""
+        if self._frame_set.get((task.core, task.task)) == frame:
+            return []
+        self._frame_set[(task.core, task.task)] = frame
         if isinstance(frame, FrameMix):
-            return self.client.imix_command(task.core, task.task, frame.sequence)
-        return self.client.pkt_size_command(task.core, task.task, frame)
+            # a running gen task takes a new mix on its next burst and then clears the
+            # flag the imix command set, unlocked: a mix set in between is lost (PROX
+            # 22.12, handle_gen.c task_gen_update_config; seen as a whole IMIX trial
+            # of 60 B frames). A stopped task takes it when it starts again.
+            where = f"{task.core} {task.task}"
+            return [f"stop {where}", self.client.imix_command(task.core, task.task,
+                                                              frame.sequence),
+                    f"start {where}"]
+        return [self.client.pkt_size_command(task.core, task.task, frame)]
 
     def run_trial(self, trial: Trial) -> TrialResult:
         settings = self._settings(trial)
