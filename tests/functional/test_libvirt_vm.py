@@ -159,7 +159,7 @@ def test_nsb_s_ovs_dpdk_l2fwd_runs_in_the_lab_with_real_prox_in_the_vm(results_c
     """NSB's tc_prox_ovs-dpdk_l2fwd-2 as the lab runs it: the real PROX generator in a
     namespace, OVS-DPDK, and the real PROX l2fwd in the VM (put into nsb's guest with
     its libraries by guest_binaries)."""
-    proc = start(results_conf, {"prox_path": str(PROX), "duration_s": 1, "precision": 0.25},
+    proc = start(results_conf, {"prox_path": str(PROX), "duration_s": 1, "precision": 0.1},
                  task=L2FWD_SAMPLE)
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
@@ -167,8 +167,15 @@ def test_nsb_s_ovs_dpdk_l2fwd_runs_in_the_lab_with_real_prox_in_the_vm(results_c
     task_id, doc = results_of(tmp_path / "results")
     [result] = doc["results"]
     assert result["throughput_pps"] > 0
+    # the VM (virtio without MSI under TCG) may hold frames of an overloaded trial until
+    # the next trial's traffic, and PROX counts any frame with its signature: a trial can
+    # receive more than it sent, but never more than the earlier trials did not get back
+    owed = 0
     for trial in doc["trials"]:
-        assert 0 <= trial["rx_packets"] <= trial["tx_packets"], trial
+        extra = trial["rx_packets"] - trial["tx_packets"]
+        assert trial["rx_packets"] >= 0 and extra <= owed, (trial, owed)
+        assert trial["extra"].get("frames_of_earlier_trials", 0) == max(0, extra)
+        owed -= extra
     ovs = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"][-1]
     assert ovs["packets_received"] >= 2 * sum(t["rx_packets"] for t in doc["trials"]) > 0
     # what came back crossed PROX in the VM: its own counters say so
