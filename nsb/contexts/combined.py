@@ -58,8 +58,7 @@ class CombinedContext(Context):
 
     def deploy_pending(self) -> None:
         for context in self.contexts:
-            if context.pending_nodes():
-                context.deploy_pending()
+            context.deploy_pending()
 
     def undeploy(self) -> None:
         """Every context, last first, even when one of them fails."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from nsb.contexts.netns import ip, move_into
+from nsb.contexts.netns import ip, move_into, veth_pair
 
 
 class HostWires:
@@ -39,11 +39,8 @@ class HostWires:
 
     def veth_pair(self, index: int, ends: list[tuple[str, object]]) -> None:
         """A veth between two namespaces: ``ends`` are (namespace, interface) pairs."""
-        left, right = f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}"
-        ip("link", "add", left, "type", "veth", "peer", "name", right)
-        self.veths.append(left)
-        for name, (netns, iface) in zip((left, right), ends, strict=True):
-            move_into(name, netns, iface)
+        self.veths.append(f"nsb{self.tag}v{index}")  # removed with its peer
+        veth_pair(f"nsb{self.tag}v{index}", f"nsb{self.tag}w{index}", ends)
 
     def veth_into(self, bridge: str, index: int, netns: str, iface) -> None:
         """A veth from ``bridge`` that becomes ``iface`` in namespace ``netns``."""

@@ -92,11 +92,8 @@ def remove_domain(conn, name: str) -> bool:
 def remove_task_domains(task_id: str, uri: str = DEFAULT_URI) -> list[str]:
     """Every domain named after ``task_id`` (a killed run's VMs); [] without libvirt."""
     try:
-        import libvirt
-
-        libvirt.registerErrorHandler(lambda *_: None, None)
-        conn = libvirt.open(uri)
-    except Exception:  # no libvirt here: no VMs to remove
+        conn = connect(uri)
+    except PrerequisiteError:  # no libvirt here: no VMs to remove
         return []
     try:
         names = [d.name() for d in conn.listAllDomains()

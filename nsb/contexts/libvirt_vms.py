@@ -196,8 +196,7 @@ class LibvirtContext(Context, CrossLinking):
         megabytes = sum(vm["ram_mb"] for vm in self.vms.values() if vm["hugepages"])
         if not megabytes:
             return
-        if not any(line.split()[2:3] == ["hugetlbfs"]
-                   for line in Path("/proc/mounts").read_text().splitlines()):
+        if not hugepages.hugetlbfs_mounted():
             raise PrerequisiteError(
                 "VMs with hugepages: true need a hugetlbfs mount on this host (mount -t "
                 "hugetlbfs nodev /dev/hugepages, then restart libvirtd so that it sees it)")
@@ -277,11 +276,9 @@ class LibvirtContext(Context, CrossLinking):
         creates the sockets it serves)."""
         directory = vhost_dir(self.run.task_id)
         os.makedirs(directory, exist_ok=True)
-        uid, gid = libvirt_host.qemu_user(self._conn, self.vms_domain_types())
+        uid, gid = libvirt_host.qemu_user(self._conn,
+                                          {vm["domain_type"] for vm in self.vms.values()})
         os.chown(directory, uid, gid)
-
-    def vms_domain_types(self) -> set[str]:
-        return {vm["domain_type"] for vm in self.vms.values()}
 
     def _interface(self, end: Endpoint):
         nodes = self.nodes if end.node in self.nodes else self._foreign

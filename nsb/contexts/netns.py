@@ -81,11 +81,9 @@ class NetnsContext(Context):
         for index, (left_end, right_end) in enumerate(self._wires()):
             if self._is_vhost_wire(left_end, right_end):
                 continue  # the VNF and the switch meet on a vhost-user socket
-            left, right = self._veth_name(index, "a"), self._veth_name(index, "b")
-            ip("link", "add", left, "type", "veth", "peer", "name", right)
-            for temp, end in ((left, left_end), (right, right_end)):
-                move_into(temp, self.netns_name(end.node),
-                          self.nodes[end.node].interfaces[end.interface])
+            veth_pair(self._veth_name(index, "a"), self._veth_name(index, "b"),
+                      [(self.netns_name(end.node), self.nodes[end.node].interfaces[end.interface])
+                       for end in (left_end, right_end)])
         for node in self.nodes.values():  # interfaces without a link are dummies
             for iface in node.interfaces.values():
                 if iface.peer is None and not iface.is_vhostuser:
@@ -119,6 +117,13 @@ class NetnsContext(Context):
         shutil.rmtree(self.vhost_dir, ignore_errors=True)
         with contextlib.suppress(OSError):  # the task's directory, if nothing else is in it
             os.rmdir(os.path.dirname(self.vhost_dir))
+
+
+def veth_pair(left: str, right: str, ends: list[tuple[str, object]]) -> None:
+    """A veth pair whose two ends become the (namespace, interface) ``ends``."""
+    ip("link", "add", left, "type", "veth", "peer", "name", right)
+    for temp, (ns, iface) in zip((left, right), ends, strict=True):
+        move_into(temp, ns, iface)
 
 
 def move_into(temp: str, ns: str, iface) -> None:

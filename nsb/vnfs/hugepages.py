@@ -9,6 +9,7 @@ hugepages keeps its own and a lab without any ends with none.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from nsb.errors import PrerequisiteError
 from nsb.executors.base import Executor
@@ -20,6 +21,12 @@ PAGE_MB = 2
 
 def pages_for(megabytes: int) -> int:
     return math.ceil(megabytes / PAGE_MB)
+
+
+def hugetlbfs_mounted() -> bool:
+    """Some hugetlbfs is mounted on this machine (libvirt backs VM memory with it)."""
+    return any(line.split()[2:3] == ["hugetlbfs"]
+               for line in Path("/proc/mounts").read_text().splitlines())
 
 
 def _count(executor: Executor) -> int:

@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from nsb.vnfs.hugepages import hugetlbfs_mounted
+
 SOCKET = Path("/var/run/libvirt/libvirt-sock")
 HUGETLBFS = "/dev/hugepages"
 
@@ -21,15 +23,10 @@ def _answers() -> bool:
     return done.returncode == 0
 
 
-def _hugetlbfs_mounted() -> bool:
-    return any(line.split()[2:3] == ["hugetlbfs"]
-               for line in Path("/proc/mounts").read_text().splitlines())
-
-
 @contextlib.contextmanager
 def libvirtd():
     """A libvirtd answering on qemu:///system, with a hugetlbfs mount, for the block."""
-    mounted = not _hugetlbfs_mounted()
+    mounted = not hugetlbfs_mounted()
     if mounted:
         os.makedirs(HUGETLBFS, exist_ok=True)
         subprocess.run(["mount", "-t", "hugetlbfs", "nodev", HUGETLBFS], check=True)
