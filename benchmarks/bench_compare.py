@@ -25,8 +25,8 @@ from nsb.events import ResultReady  # noqa: E402
 from nsb.outputs.records import result_record  # noqa: E402
 from nsb.report import compare  # noqa: E402
 from nsb.report.loading import TaskResults  # noqa: E402
-from nsb.traffic_profiles.base import Session  # noqa: E402
 from nsb.traffic_profiles.binsearch import BinSearchProfile  # noqa: E402
+from nsb.traffic_profiles.measurer import Measurer  # noqa: E402
 from tests.doubles.profiles import make_profile  # noqa: E402
 
 FRAME, SPEED_GBPS = 64, 10
@@ -40,9 +40,9 @@ def run(capacity: float, iterations: int, seed: str) -> TaskResults:
     records = []
     for iteration in range(iterations):
         dut = SimulatedDut("J", capacity, hash((seed, iteration)) & 0xFFFFFFFF)
-        session = Session(seed, "sc", iteration, lambda e: records.append(result_record(e))
-                          if isinstance(e, ResultReady) else None)
-        make_profile(BinSearchProfile, **OPTIONS).execute(dut, session)
+        measurer = Measurer(dut, seed, "sc", lambda e: records.append(result_record(e))
+                            if isinstance(e, ResultReady) else None, iteration=iteration)
+        make_profile(BinSearchProfile, **OPTIONS).execute(measurer)
     return TaskResults(Path(seed), {"id": seed}, results=records)
 
 

@@ -31,10 +31,31 @@ DEFAULT_OPTS = [
 
 
 def list_opts():
-    """Options by group, for oslo-config-generator."""
-    from nsb.outputs import influx_settings
+    """Options by group, for oslo-config-generator: nsb's own, then each installed
+    output's section (named after the output, e.g. ``[influxdb]``)."""
+    return [("DEFAULT", DEFAULT_OPTS), *_output_opts()]
 
-    return [("DEFAULT", DEFAULT_OPTS), *influx_settings.list_opts()]
+
+def _output_opts() -> list[tuple[str, list[cfg.Opt]]]:
+    from stevedore import driver
+
+    from nsb import plugins
+
+    found = []
+    for name in plugins.available("nsb.outputs"):
+        try:
+            cls = driver.DriverManager("nsb.outputs", name, invoke_on_load=False).driver
+        except Exception:  # a broken third-party plugin must not stop nsb from starting
+            continue
+        if getattr(cls, "CONF_OPTS", ()):
+            found.append((name, list(cls.CONF_OPTS)))
+    return found
+
+
+def output_defaults(conf: cfg.ConfigOpts) -> dict[str, dict]:
+    """Per output type, the values of its nsb.conf section (what ``RunInfo`` carries)."""
+    return {group: {opt.dest: getattr(conf[group], opt.dest) for opt in opts}
+            for group, opts in _output_opts()}
 
 
 def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:

@@ -11,19 +11,31 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from nsb import platform, plugins, preflight
+from nsb import plugins
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
 from nsb.errors import Interrupted, NsbError, PrerequisiteError, RunError
-from nsb.events import Event, KpiSample, PlatformFacts, TaskFinished, TaskStarted, TaskStatus
-from nsb.nfvi import NfviSampler, Watched
+from nsb.event_bus import EventBus
+from nsb.events import (
+    Event,
+    KpiSample,
+    PlatformFacts,
+    ScenarioSummary,
+    TaskFinished,
+    TaskStarted,
+    TaskStatus,
+)
+from nsb.frames import Frame
+from nsb.nodes import platform, preflight
+from nsb.nodes.nfvi import NfviSampler, Watched
 from nsb.outputs.base import Output
 from nsb.runinfo import RunInfo
 from nsb.runners.base import Runner
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
-from nsb.traffic_profiles.base import Session, TrafficProfile
+from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.measurer import Measurer, TrialHooks
 from nsb.vnfs.base import TrafficGen, Vnf
 
 LOG = logging.getLogger(__name__)
@@ -45,6 +57,11 @@ class Plan:
     context: Context
     scenarios: list[ScenarioPlan]
     outputs: list[Output] = field(default_factory=list)
+
+    def summary(self) -> tuple[ScenarioSummary, ...]:
+        """Per scenario its generator and profile, for outputs that tag with them."""
+        return tuple(ScenarioSummary(s.spec.name, s.generator.name, s.generator.spec.type,
+                                     s.profile.spec.type) for s in self.scenarios)
 
     def describe(self) -> dict:
         """The resolved plan, as ``--dry-run`` prints it and results record it."""
@@ -74,7 +91,7 @@ def plan(task: Task, run: RunInfo) -> Plan:
     context = combine([_instance("nsb.contexts", spec, run)[1]
                        for spec in (task.context, *task.more_contexts)])
     scenarios = []
-    for scenario in task.scenarios:
+    for scenario in map(_with_generator, task.scenarios):
         vnfs = [_vnf(spec, context, run) for spec in scenario.vnfs]
         generator = _vnf(scenario.generator, context, run)
         if not isinstance(generator, TrafficGen):
@@ -93,6 +110,21 @@ def plan(task: Task, run: RunInfo) -> Plan:
     return Plan(task, run, context, scenarios, outputs)
 
 
+def _with_generator(scenario: ScenarioSpec) -> ScenarioSpec:
+    """The scenario with its generator set: a task that names none (NSB's) has exactly
+    one VNF whose plugin is a traffic generator."""
+    if scenario.generator is not None:
+        return scenario
+    generators = [spec for spec in scenario.vnfs
+                  if issubclass(plugins.load_class("nsb.vnfs", spec), TrafficGen)]
+    if len(generators) != 1:
+        raise scenario.members_where.error(
+            f"not supported yet: {len(generators)} traffic generators in one scenario (nsb "
+            "drives exactly one)")
+    return replace(scenario, generator=generators[0],
+                   vnfs=tuple(spec for spec in scenario.vnfs if spec is not generators[0]))
+
+
 def _vnf(spec: VnfSpec, context: Context, run: RunInfo) -> Vnf:
     if spec.node not in context.nodes:
         raise spec.where.error(f"unknown node '{spec.node}'; the context has: "
@@ -100,51 +132,6 @@ def _vnf(spec: VnfSpec, context: Context, run: RunInfo) -> Vnf:
     cls = plugins.load_class("nsb.vnfs", spec)
     options = plugins.check_options(cls, spec)
     return cls(spec, options, context.nodes[spec.node], context, run)
-
-
-class EventBus:
-    """Delivers each event to every output and listener, in order.
-
-    A failing output is logged and dropped so that the others keep their data.
-    """
-
-    def __init__(self, outputs: Iterable[Output], listeners: Iterable[Callable[[Event], None]]):
-        self.outputs = list(outputs)
-        self.listeners = list(listeners)
-        self._lock = threading.RLock()  # the NFVi sampler emits from its own thread
-
-    def open(self) -> None:
-        for output in list(self.outputs):
-            output.open()
-
-    def emit(self, event: Event) -> None:
-        with self._lock:
-            self._deliver(event)
-
-    def _deliver(self, event: Event) -> None:
-        stop: NsbError | None = None
-        for output in list(self.outputs):
-            try:
-                output.handle(event)
-            except Exception as exc:
-                self.outputs.remove(output)
-                if output.essential:
-                    stop = exc if isinstance(exc, NsbError) else RunError(
-                        f"output {output.spec.type} failed: {exc}; the run stopped")
-                    continue
-                LOG.exception("output %s failed on %s; it is disabled for this run",
-                              output.spec.type, type(event).__name__)
-        for listener in self.listeners:
-            listener(event)
-        if stop is not None:
-            raise stop
-
-    def close(self) -> None:
-        for output in self.outputs:
-            try:
-                output.close()
-            except Exception:
-                LOG.exception("output %s failed to close", output.spec.type)
 
 
 @contextlib.contextmanager
@@ -182,7 +169,8 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
             bus.open()
             bus.emit(TaskStarted(run.task_id, "", task_file=str(plan.task.file),
                                  description=plan.task.description, plan=plan.describe(),
-                                 results_dir=str(run.results_dir)))
+                                 results_dir=str(run.results_dir),
+                                 scenarios=plan.summary()))
             with contextlib.ExitStack() as teardown:
                 teardown.callback(plan.context.undeploy)
                 LOG.info("deploying %s context", plan.context.spec.type)
@@ -272,34 +260,12 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
         _running_versions(_vnfs(scenario), run, bus)
         sampler = _nfvi_sampler(scenario, run, bus)
         teardown.callback(sampler.stop)
-
-        def sample_kpis(trial_index: int) -> None:
-            sampler.stop()
-            death = _vnf_death(_vnfs(scenario))
-            if death is not None:
-                raise death
-            for vnf in scenario.vnfs:
-                kpis = vnf.collect_kpi()
-                if kpis:
-                    bus.emit(KpiSample(run.task_id, name, source=vnf.name, node=vnf.node.name,
-                                       kpis=kpis, trial_index=trial_index))
-
-        def result_kpis(frame_size: int, throughput_pps: float) -> dict:
-            merged: dict = {}
-            for vnf in scenario.vnfs:
-                merged.update(vnf.result_kpis(frame_size, throughput_pps))
-            return merged
-
-        trials_so_far = [0]  # trial indices run on across iterations
+        measurer = Measurer(scenario.generator, run.task_id, name, bus.emit,
+                            _ScenarioHooks(scenario, run, bus, sampler))
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:
-            session = Session(run.task_id, name, iteration, bus.emit, should_stop, sample_kpis,
-                              before_trial=sampler.start, result_kpis=result_kpis,
-                              trial_count=trials_so_far[0])
-            try:
-                scenario.profile.execute(scenario.generator, session)
-            finally:
-                trials_so_far[0] = session.trial_count
+            measurer.start_iteration(iteration, should_stop)
+            scenario.profile.execute(measurer)
 
         try:
             scenario.runner.execute(body)
@@ -310,6 +276,36 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
             if death is not None and str(death) != str(exc):
                 raise death from exc
             raise
+
+
+class _ScenarioHooks(TrialHooks):
+    """What the run does around a scenario's trials: the NFVi sampled during each,
+    the VNFs checked and their KPIs read after it, their figures added to results."""
+
+    def __init__(self, scenario: ScenarioPlan, run: RunInfo, bus: EventBus,
+                 sampler: NfviSampler):
+        self.scenario, self.run, self.bus, self.sampler = scenario, run, bus, sampler
+
+    def trial_started(self, index: int) -> None:
+        self.sampler.start(index)
+
+    def trial_measured(self, index: int) -> None:
+        self.sampler.stop()
+        death = _vnf_death(_vnfs(self.scenario))
+        if death is not None:
+            raise death
+        for vnf in self.scenario.vnfs:
+            kpis = vnf.collect_kpi()
+            if kpis:
+                self.bus.emit(KpiSample(self.run.task_id, self.scenario.spec.name,
+                                        source=vnf.name, node=vnf.node.name, kpis=kpis,
+                                        trial_index=index))
+
+    def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
+        merged: dict = {}
+        for vnf in self.scenario.vnfs:
+            merged.update(vnf.result_kpis(frame_size, throughput_pps))
+        return merged
 
 
 def _running_versions(vnfs: list[Vnf], run: RunInfo, bus: EventBus) -> None:

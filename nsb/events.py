@@ -50,13 +50,24 @@ class Event:
 
 
 @dataclass(frozen=True)
+class ScenarioSummary:
+    """What a scenario runs: its generator (name, plugin) and traffic profile plugin."""
+
+    name: str
+    generator: str
+    generator_type: str
+    profile: str
+
+
+@dataclass(frozen=True)
 class TaskStarted(Event):
     """The plan is bound and about to run."""
 
     task_file: str
     description: str
-    plan: dict
+    plan: dict  # the plan as ``--dry-run`` prints it and results.json records it
     results_dir: str
+    scenarios: tuple[ScenarioSummary, ...] = ()
 
 
 @dataclass(frozen=True)

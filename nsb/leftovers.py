@@ -33,6 +33,7 @@ from pathlib import Path
 
 from nsb.contexts.netns import netns_pids
 from nsb.events import TaskStatus
+from nsb.nodes import hugepage_pool
 from nsb.outputs import atomic_file
 from nsb.runinfo import short_tag
 
@@ -158,12 +159,11 @@ def _give_back_hugepages(task_id: str) -> int:
     """The pages the run noted, out of the pool again (after its processes and files
     that held them are gone); how many."""
     from nsb.executors.local import LocalExecutor
-    from nsb.vnfs import hugepages
 
     ledger = STATE_DIR / f"{task_id}.hugepages"
     pages = _pages_noted(ledger)
     if pages > 0:
-        hugepages.release(LocalExecutor(), pages)
+        hugepage_pool.shrink(LocalExecutor(), pages)
     ledger.unlink(missing_ok=True)
     return pages
 

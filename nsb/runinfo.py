@@ -23,6 +23,10 @@ class RunInfo:
     output_defaults: Mapping[str, Mapping] = field(default_factory=dict)
     label: str = ""  # the user's name for this run (--label), shown in the run history
 
+    def task_relative(self, path: str | Path) -> Path:
+        """A file a task's option names, relative to the task file (as written)."""
+        return (Path(self.task.file).parent / path).resolve()
+
     @property
     def log_dir(self) -> Path:
         return self.results_dir / "logs"

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 from nsb.frames import Frame
 
+# the latency percentiles every generator reports (``LatencyStats.percentiles_us``
+# keys p50, p90, ...), which the results and the dashboards show
+PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
 
 @dataclass(frozen=True)
 class Trial:

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.search.sim_dut import MODELS, SimulatedDut, true_ndr  # noqa: E402
 from nsb import units  # noqa: E402
 from nsb.events import ResultReady  # noqa: E402
-from nsb.traffic_profiles.base import Session  # noqa: E402
 from nsb.traffic_profiles.binsearch import BinSearchProfile  # noqa: E402
 from nsb.traffic_profiles.fastndr import FastNdrProfile  # noqa: E402
+from nsb.traffic_profiles.measurer import Measurer  # noqa: E402
 from nsb.traffic_profiles.mlrsearch import MlrSearchProfile  # noqa: E402
 from tests.doubles.profiles import make_profile  # noqa: E402
 
@@ -62,9 +62,9 @@ def one_search(cls, options, model, seed):
     capacity = rng.uniform(0.10, 0.95) * line
     dut = SimulatedDut(model, capacity, seed)
     results = []
-    session = Session("bench", "bench", 0,
-                      lambda e: results.append(e) if isinstance(e, ResultReady) else None)
-    make_profile(cls, **options).execute(dut, session)
+    measurer = Measurer(dut, "bench", "bench",
+                        lambda e: results.append(e) if isinstance(e, ResultReady) else None)
+    make_profile(cls, **options).execute(measurer)
     ndr = results[0].throughput_pps if results else 0.0
     truth = true_ndr(model, capacity)
     return dut.trials, dut.trial_seconds, 100.0 * (ndr - truth) / truth, ndr <= 0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from nsb.contexts import pod, topology
+from nsb.contexts import topology
 from nsb.contexts.base import Context
 from nsb.errors import PrerequisiteError
+from nsb.task.pod_file import load_pod
 
 LOG = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ class BaremetalContext(Context):
 
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
-        self.nodes = pod.load_pod(topology.resolve(options["file"], run), spec.where)
+        self.nodes = load_pod(run.task_relative(options["file"]), spec.where)
         for node in self.nodes.values():
             if node.ssh is None:
                 raise spec.where.error(f"node '{node.name}' of the pod has no 'ip': the "

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from nsb.executors.base import Executor
+# a context's vocabulary, re-used by every context
+from nsb.nodes.node import Endpoint, Interface, Node, SshAccess  # noqa: F401
+from nsb.plugin import Plugin
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    node: str
-    interface: str
-
-    def __str__(self) -> str:
-        return f"{self.node}:{self.interface}"
 
 
 @dataclass(frozen=True)
@@ -46,64 +39,6 @@ class Link:
                                             if self.via else "")
 
 
-@dataclass
-class Interface:
-    name: str
-    mac: str = ""
-    ip: str = ""  # address/prefix
-    mtu: int = 1500
-    peer: Endpoint | None = None
-    peer_mac: str = ""
-    peer_ip: str = ""
-    pci: str = ""  # lab NICs: PCI address (pod ``vpci``); empty for veth
-    driver: str = ""
-    dpdk_port: int | None = None  # pod ``dpdk_port_num``
-    kind: str = "veth"  # or "vhostuser": a vhost-user socket instead of a wire
-
-    @property
-    def is_vhostuser(self) -> bool:
-        return self.kind == "vhostuser"
-
-    @property
-    def address(self) -> str:
-        """The IP without its prefix length."""
-        return self.ip.split("/")[0]
-
-
-@dataclass
-class SshAccess:
-    """How to reach a lab node; the password never appears in describe() or logs."""
-
-    host: str
-    user: str = "root"
-    port: int = 22
-    password: str | None = field(default=None, repr=False)
-    key_filename: str | None = None
-
-    def describe(self) -> dict:
-        auth = "key " + self.key_filename if self.key_filename else (
-            "password" if self.password else "ssh agent/default keys")
-        return {"host": self.host, "user": self.user, "port": self.port, "auth": auth}
-
-
-@dataclass
-class Node:
-    name: str
-    role: str
-    interfaces: dict[str, Interface]
-    executor: Executor | None = None
-    ssh: SshAccess | None = None
-    bridges: tuple[str, ...] = ()  # bridges a vSwitch on this node provides for links
-    pod: dict = field(default_factory=dict, repr=False)  # the pod entry, for VNF descriptors
-
-    def dpdk_ports(self) -> dict[int, Interface]:
-        """DPDK port number -> interface: ``dpdk_port_num`` from the pod, else declaration order."""
-        ports = {}
-        for index, iface in enumerate(self.interfaces.values()):
-            ports[iface.dpdk_port if iface.dpdk_port is not None else index] = iface
-        return dict(sorted(ports.items()))
-
-
 def vhost_dir(task_id: str) -> str:
     """Where the task's vhost-user sockets are, in its directory on the machine."""
     return f"/tmp/nsb-{task_id}/vhost"
@@ -115,15 +50,11 @@ def vhost_socket(task_id: str, end: Endpoint) -> str:
     return f"{vhost_dir(task_id)}/{end.node}-{end.interface}.sock"
 
 
-class Context(abc.ABC):
+class Context(Plugin):
     """Provides nodes and the links between their interfaces."""
 
-    OPTIONS_SCHEMA: dict | None = None
-
     def __init__(self, spec: PluginSpec, options: dict, run: RunInfo):
-        self.spec = spec
-        self.options = options
-        self.run = run
+        super().__init__(spec, options, run)
         self.nodes: dict[str, Node] = {}
         self.links: list[Link] = []
 

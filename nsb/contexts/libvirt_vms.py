@@ -234,8 +234,7 @@ class LibvirtContext(Context, CrossLinking):
         """The guest_binaries, absolute; one that is not an executable file is one line."""
         found = []
         for index, path in enumerate(self.options["guest_binaries"]):
-            resolved = Path(path) if Path(path).is_absolute() else topology.resolve(path,
-                                                                                     self.run)
+            resolved = Path(path) if Path(path).is_absolute() else self.run.task_relative(path)
             if not (resolved.is_file() and os.access(resolved, os.X_OK)):
                 raise self.spec.where.error(f"{path}: no executable file there ({resolved})",
                                             "guest_binaries", index)

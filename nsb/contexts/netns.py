@@ -9,11 +9,12 @@ import re
 import shutil
 import subprocess
 
-from nsb.contexts import pod, topology
+from nsb.contexts import topology
 from nsb.contexts.base import Context, vhost_dir
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.local import NetnsExecutor
 from nsb.runinfo import short_tag
+from nsb.task.pod_file import load_pod
 
 LOG = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class NetnsContext(Context):
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
         if "file" in options:  # an NSB pod: its MACs and IPs, no SSH
-            self.nodes = pod.load_pod(topology.resolve(options["file"], run), spec.where)
+            self.nodes = load_pod(run.task_relative(options["file"]), spec.where)
             for node in self.nodes.values():
                 node.ssh = None
                 for iface in node.interfaces.values():  # veth here, whatever the lab has

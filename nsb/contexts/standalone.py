@@ -20,12 +20,14 @@ import ipaddress
 import logging
 from pathlib import Path
 
-from nsb import platform
-from nsb.contexts import pod, topology
+from nsb.contexts import topology
 from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Interface, Link, Node, SshAccess
 from nsb.contexts.combined import CrossLinking
 from nsb.errors import PrerequisiteError
+from nsb.nodes import platform
+from nsb.task.pod_file import load_pod
+from nsb.task.standalone_file import host_file, server_pod
 
 LOG = logging.getLogger(__name__)
 
@@ -113,7 +115,7 @@ class StandaloneContext(Context, CrossLinking):
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
         where = spec.where
-        host_nodes = pod.load_pod(host_file(options["file"], Path(run.task.file)), where)
+        host_nodes = load_pod(host_file(options["file"], Path(run.task.file)), where)
         hosts = [n for n in host_nodes.values() if n.role == self.HOST_ROLE]
         if not hosts:
             raise where.error(f"the host file has no node with role '{self.HOST_ROLE}' (the "
@@ -353,55 +355,9 @@ class StandaloneSriov(StandaloneContext):
         return problems
 
 
-def server_pod(kind: str, index: int, name: str, server: dict, networks: dict) -> dict:
-    """A VM of ``servers`` as NSB's standalone contexts describe it to VNF descriptors:
-    per port its guest PCI address (``vpci`` with the slot NSB gives it), MAC, address,
-    netmask and DPDK port number."""
-    ports = server["network_ports"]
-    interfaces = {}
-    for position, (port, names) in enumerate(ports.items()):
-        if port == "mgmt" or names[0] not in networks:
-            continue
-        network = networks[names[0]]
-        address = ipaddress.ip_interface(network["cidr"])
-        slot = index + (network.get("port_num", 0) if kind == "StandaloneOvsDpdk"
-                        else position) + 10
-        interfaces[port] = {
-            "vpci": _with_slot(network["vpci"], slot),
-            "local_mac": topology.stable_mac(name, port), "local_ip": str(address.ip),
-            "netmask": str(address.netmask), "prefixlen": address.network.prefixlen,
-            "dpdk_port_num": len(interfaces),
-            "driver": "virtio-pci" if kind == "StandaloneOvsDpdk" else "vf"}
-    mgmt = ipaddress.ip_interface(ports["mgmt"]["cidr"])
-    return {"name": name, "role": name, "ip": str(mgmt.ip), "netmask": str(mgmt.netmask),
-            "interfaces": interfaces}
-
-
-def host_file(path: str, task_file: Path) -> Path:
-    """The host file as given; an absolute path that does not exist is looked up under
-    the task file's directories too (NSB's samples name /etc/yardstick/nodes/...,
-    which Yardstick retries relative to its own tree)."""
-    given = Path(path)
-    if not given.is_absolute():
-        return (task_file.parent / given).resolve()
-    if given.exists():
-        return given
-    for parent in task_file.resolve().parents:
-        candidate = parent / given.relative_to("/")
-        if candidate.exists():
-            return candidate
-    return given
-
-
 def _network_address(cidr: str, where, at: tuple):
     try:
         return ipaddress.ip_interface(cidr)
     except ValueError:
         raise where.error(f"{cidr!r} is not an address with a prefix length (e.g. "
                           "152.16.100.10/24)", *at) from None
-
-
-def _with_slot(pci: str, slot: int) -> str:
-    """``vpci`` with its device (slot) number replaced, as NSB places guest NICs."""
-    domain, bus, rest = pci.split(":")
-    return f"{domain}:{bus}:{slot:02x}.{rest.split('.')[1]}"

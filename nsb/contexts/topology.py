@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 from nsb.contexts.base import Endpoint, Interface, Link, Node
+from nsb.nodes.node import stable_mac
 from nsb.task.model import Where
 
 INTERFACE_SCHEMA = {
@@ -53,17 +51,6 @@ LINKS_SCHEMA = {
         "properties": {"ends": _ENDS, "via": {"type": "string", "minLength": 1}},
     }]},
 }
-
-
-def resolve(path: str, run) -> Path:
-    """A file named in the task, relative to the task file."""
-    return (Path(run.task.file).parent / path).resolve()
-
-
-def stable_mac(*parts: str) -> str:
-    """A locally administered unicast MAC derived from names: same task, same MACs."""
-    digest = hashlib.sha1(":".join(parts).encode()).digest()
-    return "02:" + ":".join(f"{b:02x}" for b in digest[:5])
 
 
 def build_nodes(raw_nodes: dict) -> dict[str, Node]:

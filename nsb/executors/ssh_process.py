@@ -1,80 +1,63 @@
-"""A detached process on an SSH node, and the shell snippets that manage it.
+"""A detached process on an SSH node.
 
-The process runs under ``setsid`` in its own process group behind a small
-``sh`` wrapper that reports its pid and records its exit status in the
+The process runs under ``setsid`` in its own process group behind the
+``ssh_shell.WRAPPER`` that reports its pid and records its exit status in the
 executor's run directory; polling, waiting and signalling are one remote
-command each, so they survive a reconnect.
+command each, through the executor, so they survive a reconnect.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
-import re
 import signal
 import subprocess
 import time
-from typing import TYPE_CHECKING
 
-from nsb.executors.base import Process
+import paramiko
 
-if TYPE_CHECKING:
-    from nsb.executors.ssh import SshExecutor
+from nsb.executors.base import Executor, Process
+from nsb.executors.ssh_channel import Lines
+from nsb.executors.ssh_files import RemoteLogs
+from nsb.executors.ssh_shell import POLL, SIGNAL, WAIT, polled_returncode
 
 LOG = logging.getLogger(__name__)
-
-# $1 status file, then the command. "nsb-pid PID" (or "nsb-missing") goes to fd 3,
-# which is then closed; signals stop the command, and the shell still records its
-# status (its own messages, such as "Terminated", stay out of the log).
-WRAPPER = ('status=$1; shift; '
-            'command -v "$1" >/dev/null 2>&1 || { echo nsb-missing >&3; exit 127; }; '
-            'echo "nsb-pid $$" >&3; exec 3>&- 4>&2 2>/dev/null; '
-            'trap : HUP INT QUIT TERM USR1 USR2 ALRM; '
-            "sh -c 'exec 2>&4 4>&-; exec \"$@\"' sh \"$@\"; echo \"$?\" > \"$status\"")
-# $1 status file, $2 pid: prints the exit status, "running" or "gone" (zombies are gone)
-_ALIVE = 's=$(cat /proc/"$2"/stat 2>/dev/null) && s=${s##*) } && [ "${s%% *}" != Z ]'
-_POLL = f'if [ -s "$1" ]; then cat "$1"; elif {_ALIVE}; then echo running; else echo gone; fi'
-_WAIT = f'while [ ! -s "$1" ] && {_ALIVE}; do sleep 0.05; done'
-_SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null; :'
-
-
-class Dropped(Exception):
-    """The transport died under an operation."""
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:40]
 
 
 class SshProcess(Process):
     """A process on the node, in its own session and process group (pgid == pid)."""
 
-    def __init__(self, executor: SshExecutor, argv: list[str], log_path: str | None,
-                 pid: int, status_path: str, channel=None, lines=None):
+    def __init__(self, executor: Executor, logs: RemoteLogs, argv: list[str],
+                 log_path: str | None, pid: int, status_path: str,
+                 channel: paramiko.Channel | None = None,
+                 lines: Lines | None = None):
         self.executor = executor
         self.argv = argv
         self.log_path = log_path
         self.pid = pid
         self.status_path = status_path
         self.returncode: int | None = None
+        self._logs = logs
         self._channel = channel
         self._lines = lines
         self._killed = False
         self._stopped = False
 
+    @property
+    def stopped(self) -> bool:
+        """Whether ``stop`` finished: its group is killed and its log copied."""
+        return self._stopped
+
     def poll(self) -> int | None:
         if self.returncode is not None:
             return self.returncode
-        out = self.executor.run(["sh", "-c", _POLL, "sh", self.status_path, str(self.pid)],
+        out = self.executor.run(["sh", "-c", POLL, "sh", self.status_path, str(self.pid)],
                                 check=False, timeout=30).stdout.strip()
-        if out == "running":
+        code = polled_returncode(out, self._killed)
+        if code is None:
             return None
-        if out.isdigit():
-            code = int(out)
-            self.returncode = -(code - 128) if 128 < code <= 128 + 64 else code
-        else:  # killed with SIGKILL before its shell could record a status
-            self.returncode = -signal.SIGKILL if self._killed else 255
-        self.executor._sync_log(self.log_path)
+        self.returncode = code
+        self._logs.sync(self.log_path)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
@@ -86,7 +69,7 @@ class SshProcess(Process):
             left = 30.0 if deadline is None else min(30.0, deadline - time.monotonic())
             if left <= 0.0:
                 raise subprocess.TimeoutExpired(self.argv, timeout)
-            self.executor.run(["timeout", f"{max(left, 0.01):.3f}", "sh", "-c", _WAIT, "sh",
+            self.executor.run(["timeout", f"{max(left, 0.01):.3f}", "sh", "-c", WAIT, "sh",
                                self.status_path, str(self.pid)], check=False, timeout=left + 30)
 
     def signal(self, signum: int) -> None:
@@ -95,7 +78,7 @@ class SshProcess(Process):
         if signum == signal.SIGKILL:
             self._killed = True
         name = signal.Signals(signum).name.removeprefix("SIG")
-        self.executor.run(["sh", "-c", _SIGNAL, "sh", name, str(self.pid)], check=False,
+        self.executor.run(["sh", "-c", SIGNAL, "sh", name, str(self.pid)], check=False,
                           timeout=30)
 
     def stop(self, grace_s: float = 5.0) -> int | None:
@@ -112,13 +95,23 @@ class SshProcess(Process):
                 self.wait(10)
         if not self._killed:  # the group may still hold children
             self._killed = True
-            self.executor.run(["sh", "-c", _SIGNAL, "sh", "KILL", str(self.pid)],
+            self.executor.run(["sh", "-c", SIGNAL, "sh", "KILL", str(self.pid)],
                               check=False, timeout=30)
         self._stopped = True
+        self.close_channel()
+        self._logs.sync(self.log_path)
+        return self.returncode
+
+    def stop_after_group_killed(self) -> int | None:
+        """``stop`` once the executor SIGKILLed the whole group itself (many at once):
+        only the exit code, the channel and the log are left to settle."""
+        self._killed = True
+        return self.stop()
+
+    def close_channel(self) -> None:
+        """Close the pipes' channel, if any (the process itself is not signalled)."""
         if self._channel is not None:
             self._channel.close()
-        self.executor._sync_log(self.log_path)
-        return self.returncode
 
     # pipes
 
@@ -151,27 +144,3 @@ class SshProcess(Process):
                 return "".join(chunks)
             except subprocess.TimeoutExpired:
                 raise subprocess.TimeoutExpired(self.argv, timeout) from None
-
-
-def tagged_pid(lines) -> str:
-    """The wrapper's answer among ``lines``: a pid, "nsb-missing" or ''."""
-    for line in lines:
-        word = (line or "").strip()
-        if word == "nsb-missing" or word.startswith("nsb-pid "):
-            return word.removeprefix("nsb-pid ")
-    return ""
-
-
-def pump_lines(channel, lines: queue.Queue) -> None:
-    buffer = b""
-    try:
-        while data := channel.recv(65536):
-            buffer += data
-            *complete, buffer = buffer.split(b"\n")
-            for line in complete:
-                lines.put(line.decode(errors="replace") + "\n")
-    except OSError:
-        pass
-    if buffer:
-        lines.put(buffer.decode(errors="replace"))
-    lines.put(None)

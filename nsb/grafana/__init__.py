@@ -13,7 +13,7 @@ import importlib
 _EXPORTS = {
     "dashboards": "nsb.grafana.dashboards",
     "Measures": "nsb.grafana.dashboards",
-    "InfluxSettings": "nsb.grafana.datasource",
+    "InfluxDataSource": "nsb.grafana.datasource",
     "push": "nsb.grafana.api",
     "export": "nsb.grafana.provisioning",
     "register": "nsb.grafana.cli",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from nsb.errors import NsbError
 from nsb.grafana.dashboards import Measures, dashboards
-from nsb.grafana.datasource import InfluxSettings
+from nsb.grafana.datasource import InfluxDataSource
 
 LOG = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_S = 10.0
@@ -165,7 +165,7 @@ def _find_datasource(api: _Http, name: str) -> dict | None:
         raise
 
 
-def push(url: str, token: str | None, influx_settings: InfluxSettings, *,
+def push(url: str, token: str | None, data_source: InfluxDataSource, *,
          measures: Measures | None = None, folder_uid: str | None = None,
          timeout: float = DEFAULT_TIMEOUT_S) -> PushResult:
     """Create or update the data source, then save every dashboard over its last version.
@@ -185,23 +185,23 @@ def push(url: str, token: str | None, influx_settings: InfluxSettings, *,
     if health.get("database", "ok") != "ok":
         raise GrafanaError(f"Grafana at {where} is not healthy: database {health['database']}")
 
-    model = influx_settings.api_model()
-    with _answers(where, f"read the data source '{influx_settings.name}'"):
-        existing = _find_datasource(api, influx_settings.name)
+    model = data_source.api_model()
+    with _answers(where, f"read the data source '{data_source.name}'"):
+        existing = _find_datasource(api, data_source.name)
     if existing is None:
-        with _answers(where, f"create the data source '{influx_settings.name}'"):
+        with _answers(where, f"create the data source '{data_source.name}'"):
             answer = api.call("POST", "/datasources", model)
         uid = answer["datasource"]["uid"]
-        LOG.info("created Grafana data source %s (uid %s)", influx_settings.name, uid)
+        LOG.info("created Grafana data source %s (uid %s)", data_source.name, uid)
     else:
         uid = existing["uid"]
         model.update(uid=uid, id=existing["id"])
         header = (existing.get("jsonData") or {}).get("httpHeaderName1")
-        if influx_settings.v2 and header and "secureJsonData" not in model:
+        if data_source.v2 and header and "secureJsonData" not in model:
             model["jsonData"]["httpHeaderName1"] = header  # keep using the token Grafana has
-        with _answers(where, f"update the data source '{influx_settings.name}'"):
+        with _answers(where, f"update the data source '{data_source.name}'"):
             api.call("PUT", f"/datasources/uid/{urllib.parse.quote(uid, safe='')}", model)
-        LOG.info("updated Grafana data source %s (uid %s)", influx_settings.name, uid)
+        LOG.info("updated Grafana data source %s (uid %s)", data_source.name, uid)
     result = PushResult(grafana_version=str(health["version"]), datasource_uid=uid,
                         datasource_created=existing is None)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from nsb.cli.options import command_group
 from nsb.errors import NsbError
 
 GRAFANA_URL_ENV = "NSB_GRAFANA_URL"
@@ -42,12 +43,10 @@ def _influx_args(parser: argparse.ArgumentParser, secrets: bool) -> None:
                        help=f"name of the Grafana data source (default: {DEFAULT_NAME})")
 
 
-def register(subparsers) -> argparse.ArgumentParser:
+def register(subparsers) -> None:
     """Add `grafana` with its `push` and `export` actions to the CLI's subparsers."""
-    grafana = subparsers.add_parser(
-        "grafana", help="Grafana dashboards of the results nsb writes to InfluxDB")
-    actions = grafana.add_subparsers(dest="grafana_command", metavar="ACTION")
-    actions.required = True
+    actions = command_group(subparsers, "grafana",
+                            help="Grafana dashboards of the results nsb writes to InfluxDB")
 
     push = actions.add_parser(
         "push", help="create or update the InfluxDB data source and the nsb dashboards "
@@ -76,14 +75,13 @@ def register(subparsers) -> argparse.ArgumentParser:
                              "mounted in a container (default: DIR's absolute path)")
     _influx_args(export, secrets=False)
     export.set_defaults(handler=cmd_grafana_export)
-    return grafana
 
 
-def influx_settings(args, secrets: bool):
+def influx_data_source(args, secrets: bool):
     """The data source: the influxdb output's settings, overridden by --influx-* options."""
     from nsb import config
-    from nsb.grafana.datasource import InfluxSettings
-    from nsb.outputs import influx_settings as output
+    from nsb.grafana.datasource import InfluxDataSource
+    from nsb.outputs.influxdb import settings as output
 
     conf = config.load(getattr(args, "config_file", None))
     try:
@@ -103,15 +101,15 @@ def influx_settings(args, secrets: bool):
     if secrets:
         password = (args.influx_password or run.password or None) if v1 else None
         token = (args.influx_token or run.token or None) if not v1 else None
-    return InfluxSettings(url=args.influx_url or run.url, database=database, bucket=bucket,
-                          user=user, password=password, token=token,
-                          name=args.datasource_name)
+    return InfluxDataSource(url=args.influx_url or run.url, database=database, bucket=bucket,
+                            username=user, password=password, token=token,
+                            name=args.datasource_name)
 
 
 def cmd_grafana_push(args) -> int:
     from nsb.grafana.api import push
 
-    influx = influx_settings(args, secrets=True)
+    influx = influx_data_source(args, secrets=True)
     result = push(args.url, args.token, influx, folder_uid=args.folder_uid,
                   timeout=args.timeout)
     state = "created" if result.datasource_created else "updated"
@@ -126,7 +124,7 @@ def cmd_grafana_push(args) -> int:
 def cmd_grafana_export(args) -> int:
     from nsb.grafana.provisioning import export
 
-    influx = influx_settings(args, secrets=False)
+    influx = influx_data_source(args, secrets=False)
     for path in export(args.directory, influx, grafana_path=args.grafana_path):
         print(path)
     return 0

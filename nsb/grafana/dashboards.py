@@ -26,9 +26,9 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import measurements as m
 from nsb.grafana import panels
 from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
+from nsb.outputs.influxdb import names as m
 
 RESULTS_UID = "nsb-results"
 TRIALS_UID = "nsb-trials"
@@ -48,7 +48,7 @@ class Measures:
     @classmethod
     def of_nsb(cls) -> Measures:
         """The percentiles nsb's latency probes report (p50, p90, p99, p99.9)."""
-        from nsb.vnfs.latency_probe import PERCENTILES
+        from nsb.trial import PERCENTILES
 
         return cls(latency_percentiles=tuple(f"p{p:g}" for p in PERCENTILES))
 

@@ -23,14 +23,14 @@ PASSWORD_ENV = "NSB_INFLUXDB_PASSWORD"
 
 
 @dataclass(frozen=True)
-class InfluxSettings:
+class InfluxDataSource:
     """Where the nsb points are: InfluxDB 1.x ``database``, or 2.x/3.x ``bucket`` + ``token``."""
 
     url: str = DEFAULT_URL
     database: str | None = None
     bucket: str | None = None
     token: str | None = field(default=None, repr=False)
-    user: str | None = None
+    username: str | None = None  # 1.x, as the influxdb output's settings name it
     password: str | None = field(default=None, repr=False)
     name: str = DEFAULT_NAME
     uid: str = DEFAULT_UID
@@ -63,8 +63,8 @@ class InfluxSettings:
         model = {"name": self.name, "uid": self.uid, "type": DATASOURCE_TYPE, "access": "proxy",
                  "url": self.url, "database": self.database_name,
                  "jsonData": self._json_data(token_header)}
-        if self.user and not self.v2:
-            model["user"] = self.user
+        if self.username and not self.v2:
+            model["user"] = self.username
         return model
 
     def api_model(self) -> dict:
@@ -90,6 +90,6 @@ class InfluxSettings:
         model = {**self._common(token_header=self.v2), "editable": True}
         if self.v2:
             model["secureJsonData"] = {"httpHeaderValue1": f"Token ${{{TOKEN_ENV}}}"}
-        elif self.user:
+        elif self.username:
             model["secureJsonData"] = {"password": f"${{{PASSWORD_ENV}}}"}
         return model

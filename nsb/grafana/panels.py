@@ -1,7 +1,7 @@
 """The panels of the nsb dashboards, built with grafana-foundation-sdk.
 
 Each function returns a panel builder for one measured quantity; the queries are
-InfluxQL over the measurements of :mod:`nsb.grafana.measurements`, filtered by the
+InfluxQL over the measurements of :mod:`nsb.outputs.influxdb.names`, filtered by the
 ``$task_id`` and ``$scenario`` template variables.
 """
 
@@ -13,7 +13,6 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import measurements as m
 from nsb.grafana.queries import (
     InfluxQL,
     field,
@@ -23,6 +22,7 @@ from nsb.grafana.queries import (
     select,
     task_filter,
 )
+from nsb.outputs.influxdb import names as m
 
 TASK_VAR = "task_id"
 SCENARIO_VAR = "scenario"

@@ -21,14 +21,14 @@ import yaml
 
 from nsb.errors import NsbError
 from nsb.grafana.dashboards import Measures, dashboards
-from nsb.grafana.datasource import InfluxSettings
+from nsb.grafana.datasource import InfluxDataSource
 
 LOG = logging.getLogger(__name__)
 PROVIDER = "nsb"
 FILE_NAME = "nsb.yaml"
 
 
-def datasources_file(influx: InfluxSettings) -> dict:
+def datasources_file(influx: InfluxDataSource) -> dict:
     return {"apiVersion": 1, "datasources": [influx.provisioning_model()]}
 
 
@@ -39,7 +39,7 @@ def dashboards_file(json_dir: str, folder: str = "nsb") -> dict:
         "options": {"path": json_dir, "foldersFromFilesStructure": False}}]}
 
 
-def export(directory: str | Path, influx_settings: InfluxSettings, *,
+def export(directory: str | Path, data_source: InfluxDataSource, *,
            grafana_path: str | None = None, measures: Measures | None = None) -> list[Path]:
     """Write the provisioning files; returns the paths written.
 
@@ -66,11 +66,11 @@ def export(directory: str | Path, influx_settings: InfluxSettings, *,
             raise NsbError(f"cannot write {path}: {exc.strerror}") from None
         written.append(path)
 
-    yaml_text = yaml.safe_dump(datasources_file(influx_settings), sort_keys=False)
+    yaml_text = yaml.safe_dump(datasources_file(data_source), sort_keys=False)
     write(root / "datasources" / FILE_NAME, yaml_text)
     provider = dashboards_file(str(seen / "dashboards" / "json"))
     write(root / "dashboards" / FILE_NAME, yaml.safe_dump(provider, sort_keys=False))
-    for board in dashboards(influx_settings.uid, measures):
+    for board in dashboards(data_source.uid, measures):
         write(json_dir / f"{board['uid']}.json", json.dumps(board, indent=2) + "\n")
     LOG.info("wrote %d Grafana provisioning files under %s", len(written), root)
     return written

@@ -17,8 +17,8 @@ from grafana_foundation_sdk.cog import runtime as cogruntime
 from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import measurements as m
 from nsb.grafana.datasource import DATASOURCE_TYPE
+from nsb.outputs.influxdb import names as m
 
 TIME_SERIES = "time_series"
 TABLE = "table"

@@ -2,30 +2,34 @@
 
 from __future__ import annotations
 
+import abc
+from typing import ClassVar
+
 from nsb.events import Event
-from nsb.runinfo import RunInfo
-from nsb.task.model import PluginSpec
+from nsb.plugin import Plugin
 
 
-class Output:
-    OPTIONS_SCHEMA: dict | None = None
+class Output(Plugin):
+    """Receives every event of a run, in order."""
+
     # the run's own record: when it cannot be written the run stops (other outputs
     # that fail are dropped and the run goes on)
-    essential = False
+    essential: ClassVar[bool] = False
+    # oslo.config options this output reads from nsb.conf, in the section named after
+    # its type (``[influxdb]``); the run hands their values over as ``conf_defaults``
+    CONF_OPTS: ClassVar[tuple] = ()
 
-    def __init__(self, spec: PluginSpec, options: dict, run: RunInfo):
-        self.spec = spec
-        self.options = options
-        self.run = run
-
-    def describe(self) -> dict:
-        return {"type": self.spec.type, **self.options}
+    @property
+    def conf_defaults(self) -> dict:
+        """This output's nsb.conf section (the task's options override it)."""
+        return dict(self.run.output_defaults.get(self.spec.type) or {})
 
     def open(self) -> None:
         """Called before the first event."""
 
+    @abc.abstractmethod
     def handle(self, event: Event) -> None:
-        raise NotImplementedError
+        """One event; raising drops this output (or stops the run if it is essential)."""
 
     def close(self) -> None:
         """Called after the last event (TaskFinished), also when the run failed."""

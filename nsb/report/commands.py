@@ -9,18 +9,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from nsb.cli.options import command_group
 from nsb.errors import NsbError
 from nsb.events import TaskStatus
 
 FORMATS = ("text", "csv", "json", "markdown")
 
 
-def register(subparsers) -> argparse.ArgumentParser:
+def register(subparsers) -> None:
     """Add `report` with its `html` and `table` actions to the CLI's subparsers."""
-    report = subparsers.add_parser("report", help="summaries, comparisons and HTML reports "
-                                   "of finished tasks")
-    actions = report.add_subparsers(dest="report_command", metavar="ACTION")
-    actions.required = True
+    actions = command_group(subparsers, "report",
+                            help="summaries, comparisons and HTML reports of finished tasks")
 
     html = actions.add_parser(
         "html", help="one self-contained HTML file: summary, charts, search trajectory, "
@@ -39,7 +38,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                        help="text (default), csv (one row per result), json (summary and "
                             "comparison) or markdown")
     table.set_defaults(handler=cmd_report_table)
-    return report
 
 
 def _task_refs(parser: argparse.ArgumentParser) -> None:

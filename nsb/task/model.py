@@ -7,18 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb.errors import TaskError
-from nsb.task.yaml_lines import LocatedDocument
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where a piece of the task came from, to point errors at it."""
-
-    doc: LocatedDocument
-    path: tuple
-
-    def error(self, message: str, *subpath) -> TaskError:
-        return self.doc.error(self.path + tuple(subpath), message)
+from nsb.task.documents import Where
 
 
 @dataclass(frozen=True)
@@ -56,9 +45,12 @@ class VnfSpec(PluginSpec):
 class ScenarioSpec:
     name: str
     vnfs: tuple[VnfSpec, ...]
-    generator: VnfSpec
+    # None when the task does not say which VNF is the generator (NSB's tasks bind
+    # every VNF alike): planning picks the one of ``vnfs`` whose plugin is one
+    generator: VnfSpec | None
     profile: PluginSpec
     runner: PluginSpec
+    members_where: Where | None = None  # where the scenario lists its VNFs
 
 
 @dataclass(frozen=True)

@@ -15,19 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from nsb import plugins
-from nsb.contexts import pod, standalone
-from nsb.contexts.base import Interface, Node
-from nsb.task import input_file, loader, schema
-from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec, Where
+from nsb.nodes.node import Interface, Node
+from nsb.task import input_file, nsd, pod_file, schema, specs, standalone_file
+from nsb.task.documents import Where
+from nsb.task.model import PluginSpec, ScenarioSpec, Task
+from nsb.task.nsd import not_supported
 from nsb.task.yaml_lines import LocatedDocument
 
-# descriptor id (NSB's class mapping) -> nsb VNF plugin
-VNF_CLASSES = {
-    "ProxApproxVnf": "prox",
-    "ProxTrafficGen": "prox_tg",
-    "ProxIrqVNF": "prox_irq",
-    "ProxIrqGen": "prox_irq_gen",
-}
 CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
 POD_CONTEXTS = ("Node", "baremetal", "netns")  # their 'file' is a pod
 STANDALONE_CONTEXTS = ("StandaloneOvsDpdk", "StandaloneSriov")
@@ -70,44 +64,6 @@ _SCHEMA = {
     },
 }
 
-_INDEX = {"type": ["string", "integer"]}
-_TOPOLOGY_SCHEMA = {
-    "type": "object",
-    "required": ["nsd:nsd-catalog"],
-    "properties": {"nsd:nsd-catalog": {
-        "type": "object", "required": ["nsd"],
-        "properties": {"nsd": {"type": "array", "minItems": 1, "items": {
-            "type": "object",
-            "required": ["constituent-vnfd", "vld"],
-            "properties": {
-                "constituent-vnfd": {"type": "array", "minItems": 1, "items": {
-                    "type": "object",
-                    "required": ["member-vnf-index", "vnfd-id-ref", "VNF model"],
-                    "properties": {"member-vnf-index": _INDEX,
-                                   "vnfd-id-ref": {"type": "string"},
-                                   "VNF model": {"type": "string", "minLength": 1}},
-                }},
-                "vld": {"type": "array", "items": {
-                    "type": "object",
-                    "required": ["vnfd-connection-point-ref"],
-                    "properties": {"vnfd-connection-point-ref": {"type": "array", "items": {
-                        "type": "object",
-                        "required": ["vnfd-connection-point-ref", "vnfd-id-ref"],
-                        "properties": {"vnfd-connection-point-ref": {"type": "string"},
-                                       "member-vnf-index-ref": _INDEX,
-                                       "vnfd-id-ref": {"type": "string"}},
-                    }}},
-                }},
-            },
-        }}},
-    }},
-}
-
-
-def not_supported(doc: LocatedDocument, path: tuple, what: str):
-    return doc.error(path, f"not supported yet: {what}")
-
-
 def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
     data = doc.data
     for key in data:
@@ -132,9 +88,9 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
         scenario, scenario_links = _scenario(path, doc, index, raw, context_names, pod_nodes,
                                              task_args)
         scenarios.append(scenario)
-        links += [pair for pair in scenario_links if not _same_cable(links, pair)]
+        links += [pair for pair in scenario_links if not nsd.same_cable(links, pair)]
 
-    specs = []
+    context_specs = []
     for index, ((raw, at), nodes) in enumerate(zip(contexts, nodes_of, strict=True)):
         options = {k: v for k, v in raw.items() if k != "type"}
         if "file" in options and raw["type"] in POD_CONTEXTS:
@@ -147,12 +103,12 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
                             if any(end.split(":")[0] in nodes for end in pair)
                             and not any(end.split(":")[0] in later for end in pair)]
         kind = CONTEXT_TYPES.get(raw["type"], raw["type"])
-        specs.append(PluginSpec(type=kind, options=options, where=Where(doc, at)))
-    return Task(file=path, context=specs[0], scenarios=tuple(scenarios),
-                outputs=tuple(loader.plugin_spec(o, Where(doc, ("outputs", i)))
-                              for i, o in enumerate(loader.DEFAULT_OUTPUTS)),
+        context_specs.append(PluginSpec(type=kind, options=options, where=Where(doc, at)))
+    return Task(file=path, context=context_specs[0], scenarios=tuple(scenarios),
+                outputs=tuple(specs.plugin_spec(o, Where(doc, ("outputs", i)))
+                              for i, o in enumerate(specs.DEFAULT_OUTPUTS)),
                 description=data.get("description", f"Yardstick/NSB task {path.name}"),
-                args=dict(task_args), more_contexts=tuple(specs[1:]))
+                args=dict(task_args), more_contexts=tuple(context_specs[1:]))
 
 
 def _check_context_types(doc: LocatedDocument) -> None:
@@ -211,23 +167,23 @@ def _context_nodes(task_path: Path, doc: LocatedDocument, raw: dict, at: tuple) 
     if raw["type"] in STANDALONE_CONTEXTS:
         if not isinstance(raw.get("file"), str):
             raise doc.error(at, "missing required key 'file' (the host file)")
-        host = standalone.host_file(raw["file"], task_path)
+        host = standalone_file.host_file(raw["file"], task_path)
         if raw.get("vm_deploy", True) is False:
-            return pod.load_pod(host, where)
+            return pod_file.load_pod(host, where)
         servers, networks = raw.get("servers"), raw.get("networks")
         if not isinstance(servers, dict) or not isinstance(networks, dict):
             raise doc.error(at, "a standalone context needs 'servers' and 'networks' mappings")
         return {name: _vm_node(raw["type"], index, name, server, networks, doc, at)
                 for index, (name, server) in enumerate(servers.items())}
     if "file" in raw:
-        return pod.load_pod(input_file.resolve(task_path.parent / str(raw["file"])), where)
+        return pod_file.load_pod(input_file.resolve(task_path.parent / str(raw["file"])), where)
     return {}
 
 
 def _vm_node(kind: str, index: int, name: str, server, networks: dict, doc, at: tuple):
     """A standalone VM as a pod node (for bindings, links and VNF descriptors)."""
     try:
-        raw = standalone.server_pod(kind, index, name, server, networks)
+        raw = standalone_file.server_pod(kind, index, name, server, networks)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise doc.error(at + ("servers", name), f"not a server NSB's {kind} can deploy "
                         f"({type(exc).__name__}: {exc})") from None
@@ -245,8 +201,30 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict,
     if raw["type"] not in SCENARIO_TYPES:
         raise not_supported(doc, at + ("type",), f"scenario type '{raw['type']}' (nsb runs "
                             f"{' and '.join(SCENARIO_TYPES)} scenarios)")
-    bindings = {}  # tg__0 -> pod node name
-    for vnf, target in raw["nodes"].items():
+    bindings = _bindings(doc, at, raw["nodes"], context_names, pod_nodes)
+    options, global_options = _options(doc, at, raw.get("options") or {}, bindings)
+    # what Yardstick renders topologies, profiles and descriptors with
+    values = {**task_args, "extra_args": raw.get("extra_args") or {}, "get": nsd.flat_get}
+
+    vnfs, links = nsd.read_nsd(task_path, raw["topology"], values,
+                               nsd.Bindings(doc, at, bindings, options, pod_nodes))
+    runner = specs.plugin_spec(raw.get("runner", specs.DEFAULT_RUNNER),
+                               Where(doc, at + ("runner",)))
+    profile = _with_inherited_options(
+        specs.profile_spec(task_path, raw["traffic_profile"],
+                           Where(doc, at + ("traffic_profile",)), values),
+        runner, global_options)
+    name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
+    scenario = ScenarioSpec(name=name, vnfs=tuple(vnfs), generator=None, profile=profile,
+                            runner=runner, members_where=Where(doc, at + ("nodes",)))
+    return scenario, links
+
+
+def _bindings(doc: LocatedDocument, at: tuple, raw_nodes: dict, context_names: set[str],
+              pod_nodes: dict) -> dict[str, str]:
+    """VNF name -> node name, from ``tg__0: trafficgen_0.yardstick``."""
+    bindings = {}
+    for vnf, target in raw_nodes.items():
         node, _, ctx = target.rpartition(".")
         named = sorted(n for n in context_names if n)
         if named and ctx not in context_names:
@@ -256,52 +234,7 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict,
             raise doc.error(at + ("nodes", vnf), f"node '{node}' is not in the pod; it has: "
                             f"{', '.join(pod_nodes)}")
         bindings[vnf] = node
-    options, global_options = _options(doc, at, raw.get("options") or {}, bindings)
-    # what Yardstick renders topologies, profiles and descriptors with
-    values = {**task_args, "extra_args": raw.get("extra_args") or {}, "get": flat_get}
-
-    topology_where = Where(doc, at + ("topology",))
-    topology_path = input_file.resolve(
-        task_path.parent / input_file.check_path_text(raw["topology"], topology_where.error))
-    topo = loader.read_document(topology_path, values, where=topology_where,
-                                what="topology file")
-    schema.validate(topo.data, _TOPOLOGY_SCHEMA, topo)
-    nsd = topo.data["nsd:nsd-catalog"]["nsd"][0]
-    nsd_at = ("nsd:nsd-catalog", "nsd", 0)
-
-    vnfs = []
-    for i, member in enumerate(nsd["constituent-vnfd"]):
-        member_at = nsd_at + ("constituent-vnfd", i)
-        name = member["vnfd-id-ref"]
-        if name not in bindings:
-            raise topo.error(member_at + ("vnfd-id-ref",), f"'{name}' is not bound to a node in "
-                             f"the task's scenario 'nodes' ({', '.join(bindings)})")
-        node = bindings[name]
-        model = input_file.check_path_text(member["VNF model"],
-                                           Where(topo, member_at + ("VNF model",)).error)
-        descriptor = input_file.resolve(topology_path.parent / model)
-        plugin = _plugin_of(descriptor, topo, member_at, pod_nodes.get(node), values,
-                            f"{name} (node {node})")
-        vnfs.append(VnfSpec(type=plugin, name=name, node=node, options=options.get(name, {}),
-                            where=Where(doc, at + ("nodes", name)),
-                            options_at=Where(doc, at + ("options", name))))
-
-    generator_types = set(plugins.generator_names())
-    generators = [v for v in vnfs if v.type in generator_types]
-    if len(generators) != 1:
-        raise not_supported(doc, at + ("nodes",), f"{len(generators)} traffic generators in one "
-                            "scenario (nsb drives exactly one)")
-    links = _links(topo, nsd, nsd_at, bindings, pod_nodes)
-    runner = loader.plugin_spec(raw.get("runner", loader.DEFAULT_RUNNER),
-                                Where(doc, at + ("runner",)))
-    profile = _with_inherited_options(
-        loader.profile_spec(task_path, raw["traffic_profile"],
-                            Where(doc, at + ("traffic_profile",)), values),
-        runner, global_options)
-    name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
-    scenario = ScenarioSpec(name=name, vnfs=tuple(v for v in vnfs if v is not generators[0]),
-                            generator=generators[0], profile=profile, runner=runner)
-    return scenario, links
+    return bindings
 
 
 def _with_inherited_options(profile: PluginSpec, runner: PluginSpec,
@@ -321,11 +254,6 @@ def _with_inherited_options(profile: PluginSpec, runner: PluginSpec,
         inherited["interval"] = runner.options["interval"]
     missing = {k: v for k, v in inherited.items() if k not in profile.options}
     return replace(profile, options={**profile.options, **missing}) if missing else profile
-
-
-def _same_cable(links: list[list[str]], ends: list[str]) -> bool:
-    """``ends`` is already one of ``links``, in either direction."""
-    return sorted(ends) in [sorted(link) for link in links]
 
 
 def _options(doc: LocatedDocument, at: tuple, options: dict,
@@ -354,83 +282,3 @@ def _options(doc: LocatedDocument, at: tuple, options: dict,
     return per_vnf, global_options
 
 
-def flat_get(obj, key: str, *default):
-    """Yardstick's template ``get(obj, 'a.b', default)``: a key of the flattened mapping
-    (nested keys joined by '.', list items by their index appended)."""
-    flat: dict = {}
-
-    def walk(value, prefix: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{prefix}.{k}" if prefix else str(k))
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, f"{prefix}{i}")
-        else:
-            flat[prefix] = value
-
-    walk(obj if isinstance(obj, (dict, list)) else {}, "")
-    return flat.get(key, *default) if default else flat.get(key)
-
-
-def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple, node,
-               values: dict, who: str) -> str:
-    """The nsb plugin for a VNF descriptor: its ``id`` is NSB's class name.
-
-    The descriptor is rendered with the task's arguments and the pod entry of its
-    node (which wins), as a task's values reach NSB's descriptors.
-    """
-    values = {**values, **(dict(node.pod) if node is not None else {})}
-    doc = loader.read_document(descriptor, values, strict=False,
-                               where=Where(topo, member_at + ("VNF model",)),
-                               what="VNF descriptor")
-    try:
-        vnfd = doc.data["vnfd:vnfd-catalog"]["vnfd"][0]
-        class_name = vnfd["id"]
-    except (KeyError, IndexError, TypeError):
-        raise doc.error((), f"a VNF descriptor needs vnfd:vnfd-catalog.vnfd[0].id (for "
-                        f"{who})") from None
-    if not isinstance(class_name, str):
-        raise doc.error(("vnfd:vnfd-catalog", "vnfd", 0, "id"), f"the id of {who}'s "
-                        f"descriptor must be a class name, got {type(class_name).__name__}")
-    if class_name in VNF_CLASSES:
-        return VNF_CLASSES[class_name]
-    if class_name in plugins.available("nsb.vnfs"):
-        return class_name
-    raise not_supported(doc, ("vnfd:vnfd-catalog", "vnfd", 0, "id"),
-                        f"VNF class '{class_name}' for {who} (nsb has: "
-                        f"{', '.join(VNF_CLASSES)} and its plugins "
-                        f"{', '.join(plugins.available('nsb.vnfs'))})")
-
-
-def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
-           pod_nodes: dict) -> list[list[str]]:
-    links = []
-    for i, vld in enumerate(nsd["vld"]):
-        refs = vld["vnfd-connection-point-ref"]
-        at = nsd_at + ("vld", i, "vnfd-connection-point-ref")
-        if len(refs) != 2:
-            raise not_supported(topo, at, f"a vld with {len(refs)} connection points (nsb links "
-                                "join two)")
-        ends = []
-        for j, ref in enumerate(refs):
-            vnf, iface = ref["vnfd-id-ref"], ref["vnfd-connection-point-ref"]
-            if vnf not in bindings:
-                raise topo.error(at + (j, "vnfd-id-ref"), f"'{vnf}' is not bound to a node in "
-                                 f"the task's scenario 'nodes' ({', '.join(bindings)})")
-            node = bindings[vnf]
-            if pod_nodes and iface not in pod_nodes[node].interfaces:
-                raise topo.error(at + (j, "vnfd-connection-point-ref"), f"node '{node}' has no "
-                                 f"interface '{iface}'; it has: "
-                                 f"{', '.join(pod_nodes[node].interfaces)}")
-            ends.append(f"{node}:{iface}")
-        if _same_cable(links, ends):
-            continue  # one cable named twice, e.g. a vld per direction on one port pair
-        for j, end in enumerate(ends):
-            taken = next((k for k, link in enumerate(links) if end in link), None)
-            if taken is not None:
-                raise topo.error(at + (j,), f"interface '{end}' is already linked in "
-                                 f"vld[{taken}] ({' <-> '.join(links[taken])}); a port is "
-                                 "cabled to one peer")
-        links.append(ends)
-    return links

@@ -18,7 +18,8 @@ import statistics
 from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
+from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.measurer import LIMITED_BY, PASS, Measurer, SearchPoint, loss_judge
 
 
 class AclProfile(TrafficProfile):
@@ -42,29 +43,29 @@ class AclProfile(TrafficProfile):
         },
     }
 
-    def execute(self, tg, session: Session) -> None:
+    def execute(self, measurer: Measurer) -> None:
         for frame in self.frame_sizes:
-            if session.should_stop():
+            if measurer.should_stop():
                 return
-            self._repeat(tg, session, frame)
+            self._repeat(measurer, frame)
 
-    def _repeat(self, tg, session: Session, frame: Frame) -> None:
-        o, ports = self.options, tg.tx_port_count
+    def _repeat(self, measurer: Measurer, frame: Frame) -> None:
+        o = self.options
         pct = float(o["upper_bound"])
-        trial = self.trial_at_pct(frame, pct, ports)
-        results, verdict, before = [], PASS, session.trial_count
+        trial = self.trial_at_pct(frame, pct, measurer.ports)
+        judge = loss_judge(o["tolerated_loss"])
+        results, verdict, before = [], PASS, measurer.trial_count
         limit = o.get("max_trials")
-        while not session.should_stop() and (limit is None or len(results) < limit):
-            index, result = session.run_trial(tg, trial, pct, pct, pct,
-                                              (limit - len(results) - 1) if limit else 0)
-            verdict, reason = judge(result, o["tolerated_loss"])
-            session.trial_done(index, result, verdict, pct, pct, pct,
-                               f"sample {len(results) + 1}: {reason}")
-            results.append(result)
+        while not measurer.should_stop() and (limit is None or len(results) < limit):
+            left = (limit - len(results) - 1) if limit else 0
+            done = measurer.measure(trial, SearchPoint.single(pct, left), judge,
+                                    why=f"sample {len(results) + 1}")
+            verdict = done.verdict
+            results.append(done.result)
         if not results:
             return
         limited_by = LIMITED_BY.get(verdict, LimitedBy.NONE)
-        session.result_ready(frame, results[-1] if verdict == PASS else None, self.speed_gbps,
-                             ports, limited_by, session.trial_count - before, self.spec.type,
-                             extra={"forwarding_rate_pps": statistics.median(
+        measurer.result_ready(frame, results[-1] if verdict == PASS else None, self.speed_gbps,
+                              limited_by, measurer.trial_count - before, self.spec.type,
+                              extra={"forwarding_rate_pps": statistics.median(
                                  r.rx_rate_pps for r in results), "samples": len(results)})

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
-from nsb.events import LimitedBy
+from nsb.events import LimitedBy, Verdict
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import (
+from nsb.traffic_profiles.base import TrafficProfile, latency_sweep
+from nsb.traffic_profiles.measurer import (
     LIMITED_BY,
     PASS,
-    Session,
-    TrafficProfile,
-    judge,
-    latency_sweep,
+    Measurement,
+    Measurer,
+    SearchPoint,
+    loss_judge,
 )
 
 
@@ -47,54 +49,46 @@ class BinSearchProfile(TrafficProfile):
         precision = self.options["test_precision"]
         return (0 if width <= precision else math.ceil(math.log2(width / precision))) + 1
 
-    def execute(self, tg, session: Session) -> None:
+    def execute(self, measurer: Measurer) -> None:
         sizes = self.frame_sizes
         for position, frame in enumerate(sizes):
-            if session.should_stop():
+            if measurer.should_stop():
                 return
             later = self.trials_per_frame() * (len(sizes) - position - 1)
-            self._search(tg, session, frame, later)
+            self._search(measurer, frame, later)
 
-    def _run(self, tg, session: Session, frame: Frame, rate: float, lower: float, upper: float,
-             left: int, why: str = ""):
-        """One trial at ``rate`` % of line rate, judged and recorded."""
-        trial = self.trial_at_pct(frame, rate, tg.tx_port_count)
-        index, result = session.run_trial(tg, trial, rate, lower, upper, left)
-        verdict, reason = judge(result, self.options["tolerated_loss"])
-        return index, result, verdict, (f"{why}: {reason}" if why else reason)
-
-    def _try(self, tg, session, frame, rate, lower, upper, left):
-        """A rate passes when its trial and ``confirmation`` repeats all pass."""
-        index, result, verdict, reason = self._run(tg, session, frame, rate, lower, upper, left)
+    def _try(self, measurer: Measurer, frame: Frame, at: SearchPoint) -> Measurement:
+        """A rate passes when its trial and ``confirmation`` repeats all pass; the
+        verdict that decides moves the interval (TrialDone shows where it went)."""
+        trial = self.trial_at_pct(frame, at.rate_pct, measurer.ports)
+        judge = loss_judge(self.options["tolerated_loss"])
         repeats = self.options["confirmation"]
-        for repeat in range(repeats):
-            if verdict != PASS:
+        why = ""
+        for repeat in range(repeats + 1):
+            done = measurer.measure(trial, at, judge, why=why,
+                                    after=_narrowed(at, final=repeat == repeats))
+            if done.verdict != PASS:
                 break
-            session.trial_done(index, result, verdict, rate, lower, upper, reason)
-            index, result, verdict, reason = self._run(
-                tg, session, frame, rate, lower, upper, left,
-                why=f"confirmation {repeat + 1}/{repeats}")
-        return index, result, verdict, reason
+            why = f"confirmation {repeat + 1}/{repeats}"
+        return done
 
-    def _search(self, tg, session: Session, frame: Frame, later_trials: int) -> None:
+    def _search(self, measurer: Measurer, frame: Frame, later_trials: int) -> None:
         o = self.options
         lower, upper = o["lower_bound"], o["upper_bound"]
         rate = upper
         best, best_pct = None, 0.0
         limited_by = LimitedBy.NONE
-        trials_before = session.trial_count
+        trials_before = measurer.trial_count
         completed = False
-        while not session.should_stop():
+        while not measurer.should_stop():
             left = self.trials_per_frame(lower, upper) + later_trials
-            index, result, verdict, reason = self._try(tg, session, frame, rate, lower, upper,
-                                                       left)
-            if verdict == PASS:
-                lower, best, best_pct = rate, result, rate
+            done = self._try(measurer, frame, SearchPoint(rate, lower, upper, left))
+            if done.verdict == PASS:
+                lower, best, best_pct = rate, done.result, rate
             else:
                 upper = rate
-                limited_by = LIMITED_BY[verdict]
-            session.trial_done(index, result, verdict, rate, lower, upper, reason)
-            if verdict == PASS and rate >= o["upper_bound"]:
+                limited_by = LIMITED_BY[done.verdict]
+            if done.verdict == PASS and rate >= o["upper_bound"]:
                 limited_by = LimitedBy.UPPER_BOUND
                 completed = True
                 break
@@ -106,32 +100,43 @@ class BinSearchProfile(TrafficProfile):
             return
         extra = {}
         if o["verification_trials"] and best is not None:
-            best, best_pct, extra = self._verify(tg, session, frame, best, best_pct)
+            best, best_pct, extra = self._verify(measurer, frame, best, best_pct)
         if o["latency_at"] and best is not None:
             extra["latency_at_ndr_pct"] = latency_sweep(
-                tg, session, frame, best.tx_rate_pps, o["latency_at"], float(o["duration"]),
+                measurer, frame, best.tx_rate_pps, o["latency_at"], float(o["duration"]),
                 o.get("flows"), self.speed_gbps)
-        session.result_ready(frame, best, self.speed_gbps, tg.tx_port_count, limited_by,
-                             session.trial_count - trials_before, self.spec.type, extra=extra)
+        measurer.result_ready(frame, best, self.speed_gbps, limited_by,
+                              measurer.trial_count - trials_before, self.spec.type, extra=extra)
 
-    def _verify(self, tg, session, frame, best, rate):
+    def _verify(self, measurer: Measurer, frame: Frame, best, rate: float):
         """TST009-style: the answer must pass ``verification_trials`` more full trials;
         each failure steps down by test_precision and verifies again."""
         o = self.options
+        judge = loss_judge(o["tolerated_loss"])
         steps = 0
-        while rate > o["lower_bound"] and not session.should_stop():
+        while rate > o["lower_bound"] and not measurer.should_stop():
             passed = True
+            trial = self.trial_at_pct(frame, rate, measurer.ports)
             for attempt in range(o["verification_trials"]):
-                index, result, verdict, reason = self._run(
-                    tg, session, frame, rate, rate, rate, 0,
+                done = measurer.measure(
+                    trial, SearchPoint.single(rate), judge,
                     why=f"verification {attempt + 1}/{o['verification_trials']}")
-                session.trial_done(index, result, verdict, rate, rate, rate, reason)
-                if verdict != PASS:
+                if done.verdict != PASS:
                     passed = False
                     break
-                best = result
+                best = done.result
             if passed:
                 return best, rate, {"verified_rate_pct": rate, "verification_steps": steps}
             steps += 1
             rate = max(o["lower_bound"], rate - o["test_precision"])
         return None, 0.0, {"verified_rate_pct": None, "verification_steps": steps}
+
+
+def _narrowed(at: SearchPoint, final: bool):
+    """Where the interval stands after a verdict at ``at``: a failure lowers the upper
+    bound to the rate, a pass raises the lower one only once it is ``final``."""
+    def after(verdict: Verdict) -> SearchPoint:
+        if verdict != PASS:
+            return replace(at, upper_pct=at.rate_pct)
+        return replace(at, lower_pct=at.rate_pct) if final else at
+    return after

@@ -41,15 +41,15 @@ from nsb import units
 from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import (
+from nsb.traffic_profiles.base import TrafficProfile, latency_sweep, step_below
+from nsb.traffic_profiles.measurer import (
     FAIL,
     GENERATOR_LIMITED,
     PASS,
-    Session,
-    TrafficProfile,
-    judge,
-    latency_sweep,
-    step_below,
+    Measurer,
+    SearchPoint,
+    SearchStopped,
+    loss_judge,
 )
 from nsb.trial import Trial, TrialResult
 
@@ -85,12 +85,12 @@ class FastNdrProfile(TrafficProfile):
         },
     }
 
-    def execute(self, tg, session: Session) -> None:
+    def execute(self, measurer: Measurer) -> None:
         frames = self.frame_sizes
         for index, frame in enumerate(frames):
-            if session.should_stop():
+            if measurer.should_stop():
                 return
-            _FrameSearch(self, tg, session, frame, len(frames) - index - 1).run()
+            _FrameSearch(self, measurer, frame, len(frames) - index - 1).run()
 
     def typical_search_s(self) -> float:
         """Traffic seconds a search usually takes: the live line's time left."""
@@ -107,7 +107,7 @@ class FastNdrProfile(TrafficProfile):
 
 
 class _FrameSearch:
-    def __init__(self, profile: FastNdrProfile, tg, session: Session, frame: Frame,
+    def __init__(self, profile: FastNdrProfile, measurer: Measurer, frame: Frame,
                  frames_after: int):
         self.o = profile.options
         self.frames_after = frames_after
@@ -115,34 +115,32 @@ class _FrameSearch:
         self.final_passes_left = profile.final_trials_needed()
         self.proving = False
         self.profile = profile
-        self.tg = tg
-        self.session = session
+        self.measurer = measurer
+        self.judge = loss_judge(self.o["tolerated_loss"])
         self.frame = frame
-        ports = tg.tx_port_count
+        ports = measurer.ports
         speed = profile.speed_gbps
         self.min_pps = units.pct_to_pps(self.o["lower_bound"], frame, speed, ports)
         self.max_pps = units.pct_to_pps(self.o["upper_bound"], frame, speed, ports)
         self.width = self.o["relative_width"]
-        self.trials_before = session.trial_count
+        self.trials_before = measurer.trial_count
         self.lo, self.hi = 0.0, math.inf
         self.hi_verdict = ""
         self.hi_result: TrialResult | None = None
 
     def trial(self, rate: float, duration: float, why: str) -> tuple[str, TrialResult]:
-        if self.session.should_stop():
-            raise _Stop()
-        speed, ports = self.profile.speed_gbps, self.tg.tx_port_count
+        self.measurer.check_stop()
+        speed, ports = self.profile.speed_gbps, self.measurer.ports
         trial = Trial(self.frame, rate, duration, flows=self.o.get("flows"))
         pct = units.pps_to_pct(rate, self.frame, speed, ports)
         lo_pct = units.pps_to_pct(self.lo, self.frame, speed, ports)
         hi_pct = units.pps_to_pct(min(self.hi, self.max_pps), self.frame, speed, ports)
         if not self.proving:
             self.short_trials += 1
-        index, result = self.session.run_trial(self.tg, trial, pct, lo_pct, hi_pct, 0,
-                                               seconds_left=self.seconds_left(duration))
-        verdict, reason = judge(result, self.o["tolerated_loss"])
-        self.session.trial_done(index, result, verdict, pct, lo_pct, hi_pct, f"{why}: {reason}")
-        return verdict, result
+        done = self.measurer.measure(
+            trial, SearchPoint(pct, lo_pct, hi_pct, seconds_left=self.seconds_left(duration)),
+            self.judge, why=why)
+        return done.verdict, done.result
 
     def seconds_left(self, duration: float) -> float:
         """The usual traffic seconds still to come, this trial included (an estimate)."""
@@ -166,16 +164,15 @@ class _FrameSearch:
     def run(self) -> None:
         try:
             best, limited_by, extra = self.search()
-        except _Stop:
+        except SearchStopped:
             return
         if self.o["latency_at"] and best is not None:
             extra["latency_at_ndr_pct"] = latency_sweep(
-                self.tg, self.session, self.frame, best.tx_rate_pps, self.o["latency_at"],
+                self.measurer, self.frame, best.tx_rate_pps, self.o["latency_at"],
                 self.o["final_trial_duration"], self.o.get("flows"), self.profile.speed_gbps)
-        self.session.result_ready(self.frame, best, self.profile.speed_gbps,
-                                  self.tg.tx_port_count, limited_by,
-                                  self.session.trial_count - self.trials_before,
-                                  self.profile.spec.type, extra=extra)
+        self.measurer.result_ready(self.frame, best, self.profile.speed_gbps, limited_by,
+                                   self.measurer.trial_count - self.trials_before,
+                                   self.profile.spec.type, extra=extra)
 
     def search(self):
         d = self.o["short_trial_duration"]
@@ -330,7 +327,3 @@ class _FrameSearch:
 
     def _limit(self) -> str:
         return LimitedBy.GENERATOR if self.hi_verdict == GENERATOR_LIMITED else LimitedBy.DUT
-
-
-class _Stop(Exception):
-    """The runner asked to stop between trials."""

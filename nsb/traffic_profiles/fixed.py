@@ -5,7 +5,8 @@ from __future__ import annotations
 from nsb import units
 from nsb.events import LimitedBy
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
+from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.measurer import LIMITED_BY, PASS, Measurer, SearchPoint, loss_judge
 from nsb.trial import Trial
 
 
@@ -28,11 +29,11 @@ class FixedRateProfile(TrafficProfile):
         "oneOf": [{"required": ["rate_pct"]}, {"required": ["rate_pps"]}],
     }
 
-    def execute(self, tg, session: Session) -> None:
+    def execute(self, measurer: Measurer) -> None:
         o = self.options
-        ports = tg.tx_port_count
+        ports = measurer.ports
         for frame in self.frame_sizes:
-            if session.should_stop():
+            if measurer.should_stop():
                 return
             if "rate_pps" in o:
                 pps = float(o["rate_pps"])
@@ -42,10 +43,10 @@ class FixedRateProfile(TrafficProfile):
                 pps = units.pct_to_pps(pct, frame, self.speed_gbps, ports)
             trial = Trial(frame_size=frame, rate_pps=pps, duration_s=float(o["duration"]),
                           flows=o.get("flows"))
-            index, result = session.run_trial(tg, trial, pct, pct, pct, 1)
-            verdict, reason = judge(result, o["tolerated_loss"])
-            session.trial_done(index, result, verdict, pct, pct, pct, reason)
-            limited_by = LIMITED_BY.get(verdict, LimitedBy.NONE)
-            session.result_ready(frame, result if verdict == PASS else None, self.speed_gbps,
-                                 ports, limited_by, 1, self.spec.type,
-                                 extra={"offered_pps": pps, "measured_loss_pct": result.loss_pct})
+            done = measurer.measure(trial, SearchPoint.single(pct, trials_left=1),
+                                    loss_judge(o["tolerated_loss"]))
+            limited_by = LIMITED_BY.get(done.verdict, LimitedBy.NONE)
+            measurer.result_ready(frame, done.result if done.verdict == PASS else None,
+                                  self.speed_gbps, limited_by, 1, self.spec.type,
+                                  extra={"offered_pps": pps,
+                                         "measured_loss_pct": done.result.loss_pct})

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from nsb.events import KpiSample
-from nsb.traffic_profiles.base import Session, TrafficProfile
+from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.measurer import Measurer
 
 
 class IrqProfile(TrafficProfile):
@@ -23,17 +23,14 @@ class IrqProfile(TrafficProfile):
         },
     }
 
-    def execute(self, tg, session: Session) -> None:
+    def execute(self, measurer: Measurer) -> None:
         sample = 0
+        tg = measurer.generator
         tg.collect_kpi()  # starts the generator's clock, as the VNFs' first sample does
-        session.after_trial(sample)
-        while not session.should_stop():
+        measurer.sample(sample)
+        while not measurer.should_stop():
             deadline = time.monotonic() + self.options["interval"]
-            while time.monotonic() < deadline and not session.should_stop():
+            while time.monotonic() < deadline and not measurer.should_stop():
                 time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
             sample += 1
-            kpis = tg.collect_kpi()
-            if kpis:
-                session.emit(KpiSample(session.task_id, session.scenario, source=tg.name,
-                                       node=tg.node.name, kpis=kpis, trial_index=sample))
-            session.after_trial(sample)  # the VNFs' KPIs
+            measurer.sample(sample, tg.collect_kpi())  # the generator's, then the VNFs' KPIs

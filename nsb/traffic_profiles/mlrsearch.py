@@ -19,14 +19,14 @@ from nsb import units
 from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import (
+from nsb.traffic_profiles.base import TrafficProfile, latency_sweep, step_below
+from nsb.traffic_profiles.measurer import (
     GENERATOR_LIMITED,
     PASS,
-    Session,
-    TrafficProfile,
-    judge,
-    latency_sweep,
-    step_below,
+    Measurer,
+    SearchPoint,
+    SearchStopped,
+    loss_judge,
 )
 from nsb.trial import Trial, TrialResult
 
@@ -50,10 +50,6 @@ GOAL_SCHEMA = {
 
 # RFC 2544-equivalent NDR (one 60 s zero-loss trial decides) and a 0.5% PDR
 DEFAULT_GOALS = [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio": 0.005}]
-
-
-class SearchStopped(Exception):
-    """The runner asked to stop between trials."""
 
 
 class MlrSearchProfile(TrafficProfile):
@@ -109,13 +105,13 @@ class MlrSearchProfile(TrafficProfile):
             filled.append(full)
         return filled
 
-    def execute(self, tg, session: Session) -> None:
+    def execute(self, measurer: Measurer) -> None:
         frames = self.frame_sizes
         for index, frame in enumerate(frames):
-            if session.should_stop():
+            if measurer.should_stop():
                 return
             try:
-                self._search(tg, session, frame, len(frames) - index - 1)
+                self._search(measurer, frame, len(frames) - index - 1)
             except SearchStopped:
                 return
 
@@ -127,10 +123,10 @@ class MlrSearchProfile(TrafficProfile):
                       for g in self.goals())
         return min(typical, self.options["search_duration_max"])
 
-    def _search(self, tg, session: Session, frame: Frame, frames_after: int = 0) -> None:
+    def _search(self, measurer: Measurer, frame: Frame, frames_after: int = 0) -> None:
         from MLRsearch import Config, MultipleLossRatioSearch
 
-        ports = tg.tx_port_count
+        ports = measurer.ports
         speed = self.speed_gbps
         goals = self.goals()
         search_goals = [self._search_goal(g) for g in goals]
@@ -140,25 +136,25 @@ class MlrSearchProfile(TrafficProfile):
         config.max_load = units.pct_to_pps(self.options["upper_bound"], frame, speed, ports)
         config.warmup_duration = self.options["warmup_duration"] or None
         config.search_duration_max = self.options["search_duration_max"]
-        measurer = _Measurer(self, tg, session, frame, goals[0]["loss_ratio"] * 100.0,
-                             frames_after)
-        found = MultipleLossRatioSearch(config=config).search(measurer=measurer,
+        trials = _MlrMeasurer(self, measurer, frame, goals[0]["loss_ratio"] * 100.0,
+                              frames_after)
+        found = MultipleLossRatioSearch(config=config).search(measurer=trials,
                                                               debug=lambda _msg: None)
         for goal, search_goal in zip(goals, search_goals, strict=True):
             result = found[search_goal]
             lower = result.relevant_lower_bound
             upper = result.relevant_upper_bound
             lower_pps = float(lower) if lower is not None else 0.0
-            best = measurer.longest_at(lower_pps, goal["loss_ratio"]) if lower else None
+            best = trials.longest_at(lower_pps, goal["loss_ratio"]) if lower else None
             answered_by = "MLRsearch"
             if best is None:
-                best = measurer.fallback_proof(goal, config.min_load, config.max_load,
+                best = trials.fallback_proof(goal, config.min_load, config.max_load,
                                                self.options["fallback_final_trials"])
                 if best is not None:
                     lower_pps, answered_by = best.trial.rate_pps, "nsb fallback proof"
             conditional = result.conditional_throughput
             limited_by = LimitedBy.UPPER_BOUND if upper is None else (
-                LimitedBy.GENERATOR if measurer.generator_limited_above(lower_pps)
+                LimitedBy.GENERATOR if trials.generator_limited_above(lower_pps)
                 else LimitedBy.DUT)
             extra = {
                 "goal": goal["name"], "goal_loss_ratio": goal["loss_ratio"],
@@ -172,33 +168,31 @@ class MlrSearchProfile(TrafficProfile):
             }
             if goal is goals[0] and self.options["latency_at"] and best is not None:
                 extra["latency_at_ndr_pct"] = latency_sweep(
-                    tg, session, frame, best.tx_rate_pps, self.options["latency_at"],
+                    measurer, frame, best.tx_rate_pps, self.options["latency_at"],
                     float(self.options.get("latency_duration") or goal["final_trial_duration"]),
                     self.options.get("flows"), speed)
-            session.result_ready(frame, best, speed, ports, limited_by, len(measurer.results),
-                                 self.spec.type, extra=extra)
+            measurer.result_ready(frame, best, speed, limited_by, len(trials.results),
+                                  self.spec.type, extra=extra)
 
 
-class _Measurer:
-    """MLRsearch's measurer interface over a generator's run_trial."""
+class _MlrMeasurer:
+    """MLRsearch's measurer interface over nsb's: the trials of one search."""
 
-    def __init__(self, profile: MlrSearchProfile, tg, session: Session, frame: Frame,
+    def __init__(self, profile: MlrSearchProfile, measurer: Measurer, frame: Frame,
                  tolerated_loss_pct: float, frames_after: int = 0):
         self.profile = profile
         self.frames_after = frames_after
-        self.tg = tg
-        self.session = session
+        self.measurer = measurer
         self.frame = frame
-        self.tolerated_loss_pct = tolerated_loss_pct
+        self.judge = loss_judge(tolerated_loss_pct)
         self.results: list[TrialResult] = []
         self.verdicts: list[str] = []
 
     def measure(self, intended_duration: float, intended_load: float):
         from MLRsearch import MeasurementResult
 
-        if self.session.should_stop():
-            raise SearchStopped()
-        speed, ports = self.profile.speed_gbps, self.tg.tx_port_count
+        self.measurer.check_stop()
+        speed, ports = self.profile.speed_gbps, self.measurer.ports
         trial = Trial(frame_size=self.frame, rate_pps=float(intended_load),
                       duration_s=float(intended_duration),
                       flows=self.profile.options.get("flows"))
@@ -206,12 +200,11 @@ class _Measurer:
         typical = self.profile.typical_search_s()
         spent = sum(r.trial.duration_s for r in self.results)
         left = max(typical - spent, trial.duration_s) + self.frames_after * typical
-        index, result = self.session.run_trial(self.tg, trial, pct, 0.0, 100.0, 0,
-                                               seconds_left=left)
-        verdict, reason = judge(result, self.tolerated_loss_pct)
-        self.session.trial_done(index, result, verdict, pct, 0.0, 100.0, reason)
+        done = self.measurer.measure(trial, SearchPoint(pct, 0.0, 100.0, seconds_left=left),
+                                     self.judge)
+        result = done.result
         self.results.append(result)
-        self.verdicts.append(verdict)
+        self.verdicts.append(done.verdict)
         asked = result.intended_packets or round(trial.rate_pps * trial.duration_s)
         return MeasurementResult(intended_duration=trial.duration_s,
                                  intended_load=trial.rate_pps,

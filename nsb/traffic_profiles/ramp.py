@@ -13,7 +13,8 @@ from __future__ import annotations
 from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import LIMITED_BY, PASS, Session, TrafficProfile, judge
+from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.measurer import LIMITED_BY, PASS, Measurer, SearchPoint, loss_judge
 
 
 class RampProfile(TrafficProfile):
@@ -46,28 +47,26 @@ class RampProfile(TrafficProfile):
             rate += o["step_value"]
         return rates
 
-    def execute(self, tg, session: Session) -> None:
+    def execute(self, measurer: Measurer) -> None:
         for frame in self.frame_sizes:
-            if session.should_stop():
+            if measurer.should_stop():
                 return
-            self._ramp(tg, session, frame)
+            self._ramp(measurer, frame)
 
-    def _ramp(self, tg, session: Session, frame: Frame) -> None:
-        o, ports = self.options, tg.tx_port_count
+    def _ramp(self, measurer: Measurer, frame: Frame) -> None:
+        judge = loss_judge(self.options["tolerated_loss"])
         steps = self.steps()
-        best, limited_by, before = None, LimitedBy.UPPER_BOUND, session.trial_count
+        best, limited_by, before = None, LimitedBy.UPPER_BOUND, measurer.trial_count
         for position, pct in enumerate(steps):
-            if session.should_stop():
+            if measurer.should_stop():
                 return  # an interrupted ramp has trials but no answer
-            trial = self.trial_at_pct(frame, pct, ports)
-            index, result = session.run_trial(tg, trial, pct, steps[0], steps[-1],
-                                              len(steps) - position - 1)
-            verdict, reason = judge(result, o["tolerated_loss"])
-            session.trial_done(index, result, verdict, pct, steps[0], steps[-1],
-                               f"step {position + 1}/{len(steps)}: {reason}")
-            if verdict != PASS:
-                limited_by = LIMITED_BY[verdict]
+            trial = self.trial_at_pct(frame, pct, measurer.ports)
+            done = measurer.measure(
+                trial, SearchPoint(pct, steps[0], steps[-1], len(steps) - position - 1), judge,
+                why=f"step {position + 1}/{len(steps)}")
+            if done.verdict != PASS:
+                limited_by = LIMITED_BY[done.verdict]
                 break
-            best = result
-        session.result_ready(frame, best, self.speed_gbps, ports, limited_by,
-                             session.trial_count - before, self.spec.type)
+            best = done.result
+        measurer.result_ready(frame, best, self.speed_gbps, limited_by,
+                              measurer.trial_count - before, self.spec.type)

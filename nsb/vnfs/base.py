@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import abc
+from typing import TYPE_CHECKING
 
 from nsb.contexts.base import Context, Node
 from nsb.frames import Frame
+from nsb.plugin import Plugin
 from nsb.runinfo import RunInfo
 from nsb.task.model import VnfSpec
 from nsb.trial import Trial, TrialResult
 
+if TYPE_CHECKING:
+    from nsb.executors.base import Process
 
-class Vnf(abc.ABC):
+
+class Vnf(Plugin):
     """Something that runs on a node: started before traffic, stopped at teardown."""
 
-    OPTIONS_SCHEMA: dict | None = None
+    spec: VnfSpec
+    # the VNF's long-running process (None before instantiate and after terminate)
+    # and the file its output goes to on its node ('' before it started)
+    process: Process | None = None
+    log: str = ""
 
     def __init__(self, spec: VnfSpec, options: dict, node: Node, context: Context,
                  run: RunInfo):
-        self.spec = spec
+        super().__init__(spec, options, run)
         self.name = spec.name
-        self.options = options
         self.node = node
         self.context = context
-        self.run = run
 
     @property
     def executor(self):
@@ -47,14 +54,16 @@ class Vnf(abc.ABC):
 
     def log_text(self) -> str:
         """What the VNF wrote to ``self.log`` so far ('' before it started)."""
+        if not self.log:
+            return ""
         try:
             return self.executor.read_file(self.log)
-        except (AttributeError, OSError):
+        except OSError:
             return ""
 
     def processes(self) -> list:
         """The long-running processes to sample NFVi KPIs of (pid on the node)."""
-        process = getattr(self, "process", None)
+        process = self.process
         return [process] if process is not None and getattr(process, "pid", None) else []
 
     def required_binaries(self) -> list[str]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from nsb import leftovers
 from nsb.errors import PrerequisiteError
 from nsb.executors.base import Executor
 from nsb.executors.local import LocalExecutor
-
-POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
-PAGE_MB = 2
+from nsb.nodes import hugepage_pool
+from nsb.nodes.hugepage_pool import PAGE_MB, POOL
 
 
 def pages_for(megabytes: int) -> int:
@@ -29,18 +29,12 @@ def hugetlbfs_mounted() -> bool:
                for line in Path("/proc/mounts").read_text().splitlines())
 
 
-def _count(executor: Executor) -> int:
-    return int(executor.run(["cat", POOL]).stdout.strip() or 0)
-
-
 def reserve(executor: Executor, pages: int, who: str, task_id: str = "") -> int:
     """Add ``pages`` to the pool; returns how many were added (give them back with
     ``release``). Fewer than asked (memory too fragmented) is one clear line. Pages
     added on this machine are noted under ``task_id``: if the run is killed, the next
     one gives them back."""
-    before = _count(executor)
-    executor.run(["sh", "-c", f'echo {before + pages} > "{POOL}"'])
-    added = _count(executor) - before
+    before, added = hugepage_pool.grow(executor, pages)
     _note(executor, task_id, added)
     if added < pages:
         release(executor, added, task_id)
@@ -52,13 +46,10 @@ def reserve(executor: Executor, pages: int, who: str, task_id: str = "") -> int:
 def release(executor: Executor, pages: int, task_id: str = "") -> None:
     if pages <= 0:
         return
-    now = _count(executor)
-    executor.run(["sh", "-c", f'echo {max(0, now - pages)} > "{POOL}"'], check=False)
+    hugepage_pool.shrink(executor, pages)
     _note(executor, task_id, -pages)
 
 
 def _note(executor: Executor, task_id: str, pages: int) -> None:
     if task_id and pages and isinstance(executor, LocalExecutor):  # this machine's pool
-        from nsb import leftovers
-
         leftovers.note_hugepages(task_id, pages)

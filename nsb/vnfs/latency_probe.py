@@ -44,7 +44,6 @@ SOF_OPT_TSONLY = 1 << 11
 MSG_ERRQUEUE = 0x2000
 HISTOGRAM_EDGES_US = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000,
                       50000, 100000, 200000, 500000, 1000000)
-PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 
 
 def _mac(text):
@@ -184,14 +183,15 @@ def drain_rx(sock, streams):
             stream.rx_ns[probe[1]] = stamp
 
 
-def summarize(latencies_ns):
-    """min/avg/max, percentiles (nearest rank) and a histogram, in microseconds."""
+def summarize(latencies_ns, wanted):
+    """min/avg/max, the ``wanted`` percentiles (nearest rank) and a histogram, in
+    microseconds."""
     if not latencies_ns:
         return None
     values = sorted(v / 1000.0 for v in latencies_ns)
     count = len(values)
     percentiles = {}
-    for p in PERCENTILES:
+    for p in wanted:
         rank = max(1, -(-p * count // 100))
         percentiles[f"p{p:g}"] = values[int(rank) - 1]
     histogram = []
@@ -210,8 +210,9 @@ def summarize(latencies_ns):
 class Probe:
     """Sockets stay open across trials; each trial gets fresh streams and counters."""
 
-    def __init__(self, specs):
+    def __init__(self, specs, percentiles):
         self.specs = specs
+        self.percentiles = percentiles
         self.streams = {i: Stream(i, spec, 64) for i, spec in enumerate(specs)}
         self.tx_socks = {i: open_tx(s.tx_if) for i, s in self.streams.items()}
         self.rx_socks, self._programs = {}, []
@@ -306,13 +307,14 @@ class Probe:
             report["streams"].append({
                 "tx_if": stream.tx_if, "rx_if": stream.rx_if, "sent": stream.sent,
                 "received": len(stream.rx_ns), "duplicates": stream.duplicates,
-                "kernel_tx_timestamps": kernel_stamps, "latency": summarize(latencies)})
-        report["all"] = summarize(everything)
+                "kernel_tx_timestamps": kernel_stamps,
+                "latency": summarize(latencies, self.percentiles)})
+        report["all"] = summarize(everything, self.percentiles)
         return report
 
 
-def serve(specs):
-    probe = Probe(specs)
+def serve(specs, percentiles):
+    probe = Probe(specs, percentiles)
     print("ready", flush=True)
     for line in sys.stdin:
         if not line.strip():
@@ -327,9 +329,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stream", action="append", required=True,
                         help="tx_if,rx_if,src_mac,dst_mac,src_ip,dst_ip")
+    parser.add_argument("--percentiles", required=True,
+                        help="latency percentiles to report, e.g. 50,90,99,99.9")
     args = parser.parse_args(argv)
     try:
-        return serve(args.stream)
+        return serve(args.stream, [float(p) for p in args.percentiles.split(",")])
     except PermissionError:
         print("latency probe needs CAP_NET_RAW (run as root)", file=sys.stderr)
         return 2

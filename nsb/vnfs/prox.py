@@ -14,10 +14,9 @@ import logging
 import time
 from pathlib import Path
 
-from nsb import platform
-from nsb.contexts import topology
 from nsb.errors import NsbError, PrerequisiteError, RunError
 from nsb.executors.base import tail
+from nsb.nodes import platform
 from nsb.vnfs import dpdk_telemetry, prox_config, prox_log
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.prox_client import PROX_PORT, PortTotals, ProxClient
@@ -64,7 +63,7 @@ class ProxVnf(Vnf):
     # --- plan time: files and config --------------------------------------
 
     def _local(self, path: str) -> Path:
-        return topology.resolve(path, self.run)
+        return self.run.task_relative(path)
 
     def _prox_files(self) -> dict[str, tuple[Path, str]]:
         """name -> (local file, path on the node) for every ``prox_files`` entry."""

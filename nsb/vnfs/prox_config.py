@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from nsb.errors import TaskError
-from nsb.platform import cpu_set
+from nsb.nodes.platform import cpu_set
 
 _PLACEHOLDER = re.compile(r"@@(dst_ip_hex|src_ip_hex|dst_mac|src_mac|dst_ip|src_ip)(\d+)")
 _ANY_PLACEHOLDER = re.compile(r"@@\S*")

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from nsb.trial import LatencyStats
-from nsb.vnfs.latency_probe import PERCENTILES
+from nsb.trial import PERCENTILES, LatencyStats
 from nsb.vnfs.prox_client import LatStats, ProxClient
 from nsb.vnfs.prox_config import CoreTask
 

@@ -209,7 +209,8 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         result = TrialResult(trial=trial, tx_packets=final.tx, rx_packets=final.rx,
                              elapsed_s=window_s, latency=latency, generator_limited=limited,
                              ports=self._ports(), measured_tx_pps=tx_pps, measured_rx_pps=rx_pps)
-        extra = {**nsb_kpis(result), "in_flight_packets": in_flight, "rate_timed_by": timed_by}
+        extra = {**nsb_named_kpis(result), "in_flight_packets": in_flight,
+                 "rate_timed_by": timed_by}
         if final.rx > final.tx:  # PROX's lat tasks count any frame with the signature
             extra["frames_of_earlier_trials"] = final.rx - final.tx
             LOG.warning("%s: received %d frames more than sent: the DUT released frames of an "
@@ -297,7 +298,9 @@ def _per_task_rate(first: tuple[tuple[int, int], ...], last: tuple[tuple[int, in
             return None  # this task's snapshot did not move: no interval to time
         rate += (count_b - count_a) / ((tsc_b - tsc_a) / hz)
     return rate
-def nsb_kpis(result: TrialResult) -> dict[str, float]:
+
+
+def nsb_named_kpis(result: TrialResult) -> dict[str, float]:
     """The names NSB's PROX generator reported, so existing dashboards keep working."""
     rx_mpps = result.rx_rate_pps / 1e6
     kpis = {"Throughput": rx_mpps, "RxThroughput": rx_mpps,

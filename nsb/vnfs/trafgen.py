@@ -15,7 +15,7 @@ from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import TimeoutExpired, tail
 from nsb.frames import Frame, FrameMix
 from nsb.runinfo import short_tag
-from nsb.trial import LatencyStats, Trial, TrialResult
+from nsb.trial import PERCENTILES, LatencyStats, Trial, TrialResult
 from nsb.vnfs import latency_probe, trafgen_config, trial_frames
 from nsb.vnfs.base import TrafficGen
 
@@ -73,6 +73,7 @@ class TrafgenGenerator(TrafficGen):
         self._shaped: set[str] = set()
         self._probe_process = None
         self._trials = 0
+        self._removed_addresses: list[tuple[str, str]] = []  # (interface, address)
         self.received: trial_frames.TrialFrames | None = None  # made by instantiate
 
     def _streams(self, pairs) -> list[Stream]:
@@ -157,7 +158,7 @@ class TrafgenGenerator(TrafficGen):
         for ifname in sorted(self._shaped):
             self.executor.run(["tc", "qdisc", "del", "dev", ifname, "root"], check=False)
         self._shaped.clear()
-        for name, address in getattr(self, "_removed_addresses", []):
+        for name, address in self._removed_addresses:
             self.executor.run(["ip", "addr", "add", address, "dev", name], check=False)
         self._removed_addresses = []
         if self.received is not None:
@@ -292,7 +293,8 @@ class TrafgenGenerator(TrafficGen):
             return None
         if self._probe_process is not None and self._probe_process.poll() is None:
             return self._probe_process
-        argv = ["python3", "-I", "-S", self.probe_path]
+        argv = ["python3", "-I", "-S", self.probe_path,
+                "--percentiles", ",".join(f"{p:g}" for p in PERCENTILES)]
         for stream in self.streams:
             tx, rx = self.node.interfaces[stream.tx], self.node.interfaces[stream.rx]
             argv += ["--stream", ",".join([tx.name, rx.name, tx.mac, tx.peer_mac or rx.mac,

@@ -1,7 +1,7 @@
 """ansible/: lint, syntax, and the roles run against a real sshd node (check mode, scratch root).
 
 The node is a real sshd in a network namespace (tests/functional/sshd_node.py),
-reached over SSH with an inventory that ``nsb.ansible_inventory`` makes from a
+reached over SSH with an inventory that ``nsb.nodes.inventory`` makes from a
 pod file. The namespace shares this machine's filesystem, so the roles either
 run in check mode against / (and the test checks that nothing changed) or for
 real with ``nsb_root`` pointing at a scratch directory, whose files are then
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nsb.ansible_inventory import inventory_from_pod, write_inventory
+from nsb.nodes.inventory import inventory_from_pod, write_inventory
 from tests.conftest import ROOT
 
 ANSIBLE = ROOT / "ansible"

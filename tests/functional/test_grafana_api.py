@@ -19,7 +19,7 @@ from nsb.errors import NsbError
 from nsb.grafana import cli as grafana_cli
 from nsb.grafana.api import GrafanaAuthError, GrafanaError, GrafanaUnreachable, push
 from nsb.grafana.dashboards import dashboards
-from nsb.grafana.datasource import InfluxSettings
+from nsb.grafana.datasource import InfluxDataSource
 from tests.doubles.grafana_api import GrafanaApiDouble
 
 TOKEN = "glsa_admin-token-for-the-double"
@@ -34,8 +34,8 @@ def grafana():
         yield double
 
 
-def influx() -> InfluxSettings:
-    return InfluxSettings(url="http://influxdb.lab:8086", bucket="nsb", token=INFLUX_TOKEN)
+def influx() -> InfluxDataSource:
+    return InfluxDataSource(url="http://influxdb.lab:8086", bucket="nsb", token=INFLUX_TOKEN)
 
 
 def calls(grafana, start: int = 0) -> list[tuple[str, str]]:
@@ -122,7 +122,7 @@ def test_an_existing_data_source_of_that_name_is_updated_and_used(grafana):
 
 def test_a_push_without_the_influxdb_token_keeps_the_one_grafana_has(grafana):
     push(grafana.url, TOKEN, influx())
-    push(grafana.url, TOKEN, InfluxSettings(url="http://influxdb.lab:8086", bucket="nsb"))
+    push(grafana.url, TOKEN, InfluxDataSource(url="http://influxdb.lab:8086", bucket="nsb"))
     source = grafana.state.datasources["nsb-influxdb"]
     assert source["jsonData"]["httpHeaderName1"] == "Authorization"
     assert grafana.state.secrets["nsb-influxdb"] == {"httpHeaderValue1": f"Token {INFLUX_TOKEN}"}

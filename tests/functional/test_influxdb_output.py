@@ -20,23 +20,26 @@ from types import SimpleNamespace
 
 import pytest
 
-from nsb import engine, plugins, results_push
+from nsb import engine, plugins
 from nsb.errors import NsbError
 from nsb.events import (
     Event,
     KpiSample,
     PlatformFacts,
     ResultReady,
+    ScenarioSummary,
     TaskFinished,
     TaskStarted,
     TrialDone,
 )
 from nsb.grafana import dashboards
-from nsb.outputs import influx_client
 from nsb.outputs.file import FileOutput
-from nsb.outputs.influx_points import MEASUREMENTS, InfluxPoint, PointBuilder
-from nsb.outputs.influx_spool import Spool
-from nsb.outputs.influxdb import InfluxDbOutput
+from nsb.outputs.influxdb import client as influx_client
+from nsb.outputs.influxdb import push as results_push
+from nsb.outputs.influxdb.names import MEASUREMENTS
+from nsb.outputs.influxdb.output import InfluxDbOutput
+from nsb.outputs.influxdb.points import InfluxPoint, PointBuilder
+from nsb.outputs.influxdb.spool import Spool
 from nsb.runinfo import RunInfo
 from nsb.task import loader
 from nsb.task.model import PluginSpec, Where
@@ -198,7 +201,8 @@ def synthetic_events() -> list[Event]:
                                            "p99.9": 90.125})
     events: list[Event] = [
         TaskStarted(TASK_ID, "", task_file=str(SAMPLE), description="d", plan=plan,
-                    results_dir="/r", timestamp=now),
+                    results_dir="/r", timestamp=now,
+                    scenarios=(ScenarioSummary("sc1", "tg0", "", "binsearch"),)),
         PlatformFacts(TASK_ID, "", node="sut", timestamp=now + 0.1, facts={
             "hostname": "sut-1", "kernel": "6.1.0-18-amd64", "cpu_model": "Intel Xeon 6230",
             "cpus": 40, "sockets": 2, "memory_gib": 187.6, "hugepages_total": 1024,

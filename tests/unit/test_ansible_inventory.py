@@ -1,4 +1,4 @@
-"""nsb.ansible_inventory: pod files to Ansible inventories, without the passwords."""
+"""nsb.nodes.inventory: pod files to Ansible inventories, without the passwords."""
 
 import io
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nsb.ansible_inventory import group_name, inventory_from_pod, write_inventory
 from nsb.errors import NsbError
+from nsb.nodes.inventory import group_name, inventory_from_pod, write_inventory
 from tests.conftest import ROOT
 
 REFERENCE_POD = (ROOT / "tests/data/yardstick-samples/samples/vnf_samples/nsut/prox/"

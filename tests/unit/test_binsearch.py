@@ -6,8 +6,8 @@ from nsb import units
 from nsb.events import LimitedBy, ResultReady, TrialDone, Verdict
 from nsb.task.model import PluginSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
-from nsb.traffic_profiles.base import Session
 from nsb.traffic_profiles.binsearch import BinSearchProfile
+from nsb.traffic_profiles.measurer import Measurer
 from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedDutGenerator
 
@@ -21,8 +21,7 @@ def profile(**overrides):
 
 def run(tg, prof, should_stop=lambda: False):
     events = []
-    session = Session("t1", "s", 0, events.append, should_stop)
-    prof.execute(tg, session)
+    prof.execute(Measurer(tg, "t1", "s", events.append, should_stop=should_stop))
     return ([e for e in events if isinstance(e, TrialDone)],
             [e for e in events if isinstance(e, ResultReady)])
 

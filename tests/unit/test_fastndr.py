@@ -7,8 +7,8 @@ import pytest
 from benchmarks.search.sim_dut import SimulatedDut
 from nsb import units
 from nsb.events import ResultReady, TrialDone
-from nsb.traffic_profiles.base import Session
 from nsb.traffic_profiles.fastndr import FastNdrProfile
+from nsb.traffic_profiles.measurer import Measurer
 from tests.doubles.profiles import make_profile
 
 LINE = units.line_rate_pps(64, 10)
@@ -20,7 +20,7 @@ def profile(**overrides):
 
 def run(tg, prof):
     events = []
-    prof.execute(tg, Session("t1", "s", 0, events.append))
+    prof.execute(Measurer(tg, "t1", "s", events.append))
     return ([e for e in events if isinstance(e, TrialDone)],
             [e for e in events if isinstance(e, ResultReady)])
 
@@ -274,7 +274,7 @@ def test_the_live_line_has_a_time_left_for_searches_of_mixed_trial_lengths(cls_n
     stream = io.StringIO()
     progress = Progress(Console(file=stream, width=300))
     prof = make_profile(cls, packet_sizes=[64, 128], interface_speed_gbps=10)
-    prof.execute(SimulatedDut("M0", 0.4 * LINE, 0), Session("t1", "s", 0, progress.handle))
+    prof.execute(Measurer(SimulatedDut("M0", 0.4 * LINE, 0), "t1", "s", progress.handle))
     lines = stream.getvalue().splitlines()
     assert len(lines) > 10
     assert not [line for line in lines if "left ~0:00:00" in line or "left ?" in line]

@@ -6,9 +6,9 @@ import pytest
 
 from nsb import units
 from nsb.events import ResultReady, TrialDone
-from nsb.traffic_profiles.base import Session
 from nsb.traffic_profiles.binsearch import BinSearchProfile
 from nsb.traffic_profiles.fastndr import FastNdrProfile
+from nsb.traffic_profiles.measurer import Measurer
 from nsb.traffic_profiles.mlrsearch import MlrSearchProfile
 from nsb.vnfs import dpdk_telemetry
 from nsb.vnfs.trafgen import parse_trafgen_report
@@ -28,7 +28,7 @@ PROFILES = {
 def run(tg, kind):
     cls, options = PROFILES[kind]
     events = []
-    make_profile(cls, **options).execute(tg, Session("t1", "s", 0, events.append))
+    make_profile(cls, **options).execute(Measurer(tg, "t1", "s", events.append))
     return ([e for e in events if isinstance(e, TrialDone)],
             [e for e in events if isinstance(e, ResultReady)])
 

@@ -12,7 +12,6 @@ import re
 import pytest
 import yaml
 
-from nsb.grafana import measurements as m
 from nsb.grafana.dashboards import (
     NFVI_UID,
     RESULTS_UID,
@@ -22,8 +21,9 @@ from nsb.grafana.dashboards import (
     dashboards,
     to_json,
 )
-from nsb.grafana.datasource import DEFAULT_UID, InfluxSettings
+from nsb.grafana.datasource import DEFAULT_UID, InfluxDataSource
 from nsb.grafana.provisioning import export
+from nsb.outputs.influxdb import names as m
 
 UID = "nsb-test-ds"
 
@@ -192,7 +192,7 @@ def test_the_trend_follows_test_cases_over_runs(boards):
 
 
 def test_latency_panels_follow_the_percentiles_nsb_measures():
-    from nsb.vnfs.latency_probe import PERCENTILES
+    from nsb.trial import PERCENTILES
 
     assert Measures.of_nsb().latency_percentiles == tuple(f"p{p:g}" for p in PERCENTILES)
     board = dashboards(UID, Measures(latency_percentiles=("p50", "p95")))[0]
@@ -205,27 +205,27 @@ def test_latency_panels_follow_the_percentiles_nsb_measures():
 # --- data source and export --------------------------------------------------------------------
 
 def test_data_source_models_for_influxdb_1_and_2():
-    v1 = InfluxSettings(url="http://influx:8086", database="lab", user="nsb", password="pw1")
+    v1 = InfluxDataSource(url="http://influx:8086", database="lab", username="nsb", password="pw1")
     model = v1.api_model()
     assert (model["type"], model["access"], model["url"]) == ("influxdb", "proxy",
                                                               "http://influx:8086")
     assert model["database"] == model["jsonData"]["dbName"] == "lab"
     assert model["jsonData"]["version"] == "InfluxQL" and model["user"] == "nsb"
     assert model["secureJsonData"] == {"password": "pw1"}
-    v2 = InfluxSettings(bucket="nsb", token="tok2")
+    v2 = InfluxDataSource(bucket="nsb", token="tok2")
     model = v2.api_model()
     assert model["jsonData"]["httpHeaderName1"] == "Authorization"
     assert model["secureJsonData"] == {"httpHeaderValue1": "Token tok2"}
     assert "tok2" not in repr(v2) and "pw1" not in repr(v1)
-    assert "secureJsonData" not in InfluxSettings().api_model()  # an update keeps the secret
-    no_auth = InfluxSettings(bucket="nsb/autogen").api_model()  # InfluxDB 1.8, v2 API
+    assert "secureJsonData" not in InfluxDataSource().api_model()  # an update keeps the secret
+    no_auth = InfluxDataSource(bucket="nsb/autogen").api_model()  # InfluxDB 1.8, v2 API
     assert no_auth["jsonData"]["dbName"] == "nsb" and "httpHeaderName1" not in no_auth["jsonData"]
     with pytest.raises(Exception, match="not both"):
-        InfluxSettings(database="a", bucket="b")
+        InfluxDataSource(database="a", bucket="b")
 
 
 def test_export_writes_provisioning_files(tmp_path):
-    influx = InfluxSettings(url="http://influxdb:8086", bucket="nsb", token="never-written")
+    influx = InfluxDataSource(url="http://influxdb:8086", bucket="nsb", token="never-written")
     written = export(tmp_path / "prov", influx, grafana_path="/etc/grafana/provisioning")
     root = tmp_path / "prov"
     assert sorted(p.relative_to(root).as_posix() for p in written) == [
@@ -250,7 +250,7 @@ def test_export_writes_provisioning_files(tmp_path):
 
 
 def test_export_defaults_the_provider_path_to_the_directory(tmp_path):
-    export(tmp_path, InfluxSettings(database="nsb"))
+    export(tmp_path, InfluxDataSource(database="nsb"))
     providers = yaml.safe_load((tmp_path / "dashboards/nsb.yaml").read_text())
     assert providers["providers"][0]["options"]["path"] == str(tmp_path / "dashboards/json")
     source = yaml.safe_load((tmp_path / "datasources/nsb.yaml").read_text())["datasources"][0]

@@ -14,17 +14,18 @@ from nsb.events import (
     KpiSample,
     PlatformFacts,
     ResultReady,
+    ScenarioSummary,
     TaskFinished,
     TaskStarted,
     TrialDone,
     TrialStarted,
 )
-from nsb.outputs import influx_points as ip
-from nsb.outputs.influx_client import Sender, SendError, classify
-from nsb.outputs.influx_settings import MASK, InfluxSettings, list_opts, resolve
-from nsb.outputs.influx_spool import Spool
-from nsb.outputs.influx_writer import LIVE, SPOOLING, BackgroundWriter, retry_delays
-from nsb.outputs.influxdb import InfluxDbOutput
+from nsb.outputs.influxdb import points as ip
+from nsb.outputs.influxdb.client import Sender, SendError, classify
+from nsb.outputs.influxdb.output import InfluxDbOutput
+from nsb.outputs.influxdb.settings import MASK, InfluxSettings, list_opts, resolve
+from nsb.outputs.influxdb.spool import Spool
+from nsb.outputs.influxdb.writer import LIVE, SPOOLING, BackgroundWriter, retry_delays
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
@@ -33,12 +34,13 @@ from nsb.trial import LatencyStats, Trial, TrialResult
 T0 = 1_700_000_000.25
 PLAN = {"scenarios": [{"name": "sc", "traffic_generator": {"tg0": {"type": "trafgen"}},
                        "traffic_profile": {"type": "binsearch"}}]}
+SCENARIOS = (ScenarioSummary("sc", "tg0", "trafgen", "binsearch"),)
 
 
 def builder() -> ip.PointBuilder:
     b = ip.PointBuilder.for_task_file("t1", "/x/tc_demo.yaml", {"lab": "pod3"})
     b.points(TaskStarted("t1", "", task_file="/x/tc_demo.yaml", description="", plan=PLAN,
-                         results_dir="/r", timestamp=T0))
+                         results_dir="/r", timestamp=T0, scenarios=SCENARIOS))
     return b
 
 
@@ -153,7 +155,8 @@ def test_task_points_and_events_without_points():
     assert (done.measurement, done.tags["status"], dict(done.fields)) == (
         "nsb_task", "error", {"duration_s": 12.5})
     started = ip.PointBuilder("t1", "tc").points(TaskStarted(
-        "t1", "", task_file="tc.yaml", description="", plan=PLAN, results_dir="/r"))
+        "t1", "", task_file="tc.yaml", description="", plan=PLAN, results_dir="/r",
+        scenarios=SCENARIOS))
     assert started[0].tags["status"] == "running"
     assert dict(started[0].fields) == {"duration_s": 0.0, "scenarios": 1.0}
     probe = TrialStarted("t1", "sc", iteration=0, trial_index=0,
@@ -442,8 +445,8 @@ def test_writer_put_never_waits_for_the_server(tmp_path):
 def test_nsb_conf_influxdb_group_feeds_the_output_and_push(tmp_path):
     from oslo_config import cfg
 
-    from nsb import results_push
-    from nsb.outputs.influx_settings import conf_options
+    from nsb.outputs.influxdb import push as results_push
+    from nsb.outputs.influxdb.settings import conf_options
 
     conf_file = tmp_path / "nsb.conf"
     conf_file.write_text("[influxdb]\nurl = http://conf-host:8086\napi = v1\n"

@@ -4,7 +4,7 @@ import pytest
 
 from nsb import units
 from nsb.events import ResultReady, TrialDone
-from nsb.traffic_profiles.base import Session
+from nsb.traffic_profiles.measurer import Measurer
 from nsb.traffic_profiles.mlrsearch import MlrSearchProfile
 from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedDutGenerator
@@ -17,7 +17,7 @@ def profile(**overrides):
 
 def run(tg, prof):
     events = []
-    prof.execute(tg, Session("t1", "s", 0, events.append))
+    prof.execute(Measurer(tg, "t1", "s", events.append))
     return ([e for e in events if isinstance(e, TrialDone)],
             [e for e in events if isinstance(e, ResultReady)])
 

@@ -1,6 +1,6 @@
 """NFVi sampling: /proc parsing and the rates derived from two reads."""
 
-from nsb.nfvi import NfviSampler, Watched, core_kpis, parse_snapshot, process_kpis
+from nsb.nodes.nfvi import NfviSampler, Watched, core_kpis, parse_snapshot, process_kpis
 
 PROC_STAT = """cpu  100 0 50 800 50 0 0 0 0 0
 cpu0 60 0 30 400 10 0 0 0 0 0

@@ -1,8 +1,8 @@
 """Platform facts of NICs: found by netdev, or by PCI address when bound to DPDK."""
 
-from nsb import platform
 from nsb.contexts.base import Interface
 from nsb.executors.base import CommandResult
+from nsb.nodes import platform
 
 
 class FakeSysfs:

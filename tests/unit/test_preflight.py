@@ -1,8 +1,8 @@
 """Pre-flight checks: one line per failure, decided from what the node reports."""
 
-from nsb import preflight
 from nsb.contexts.base import Interface, Node
 from nsb.executors.base import CommandResult
+from nsb.nodes import preflight
 
 MEMINFO = "MemTotal: 1000 kB\nHugePages_Total: {total}\nHugePages_Free: {free}\n" \
           "Hugepagesize: 2048 kB\n"

@@ -5,7 +5,7 @@ needs, and rates timed by PROX's snapshots."""
 import pytest
 
 from nsb.errors import TaskError
-from nsb.platform import cpu_set
+from nsb.nodes.platform import cpu_set
 from nsb.vnfs import prox_config
 from nsb.vnfs.prox_latency import merge_histograms, percentiles
 from nsb.vnfs.prox_log import exit_reason

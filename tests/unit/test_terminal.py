@@ -14,7 +14,7 @@ import termios
 
 from rich.console import Console
 
-from nsb import cli
+from nsb.cli.console_log import setup_logging
 from nsb.progress import Progress
 from tests.unit.test_history import _run
 
@@ -63,7 +63,7 @@ def test_summary_fits_80_columns_with_every_value_uncut(tmp_path):
 def test_log_lines_go_above_the_live_line(monkeypatch):
     stream = io.StringIO()
     console = Console(file=stream, force_terminal=True, width=120)
-    cli._setup_logging(False)
+    setup_logging(False)
     with Progress(console):
         logging.getLogger("nsb.test").warning("the lab is on fire")
     text = ANSI.sub("", stream.getvalue()).replace("\r", "")

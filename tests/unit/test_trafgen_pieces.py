@@ -1,5 +1,6 @@
 import pytest
 
+from nsb.trial import PERCENTILES
 from nsb.vnfs import latency_probe, trafgen_config
 
 
@@ -35,7 +36,7 @@ def test_probe_frame_round_trips_stream_and_sequence():
 
 def test_probe_summary_percentiles_are_ordered():
     latencies_ns = [1000 * v for v in range(1, 1001)]
-    summary = latency_probe.summarize(latencies_ns)
+    summary = latency_probe.summarize(latencies_ns, PERCENTILES)
     p = summary["percentiles_us"]
     assert summary["min_us"] == 1 and summary["max_us"] == 1000
     assert summary["avg_us"] == pytest.approx(500.5)

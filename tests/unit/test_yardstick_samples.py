@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nsb.task.yardstick import flat_get
+from nsb.task.nsd import flat_get
 from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedDutGenerator
 
@@ -61,7 +61,7 @@ def test_yardstick_get_reads_flattened_keys():
 def test_ramp_steps_up_until_a_trial_loses_frames():
     from nsb import units
     from nsb.events import ResultReady, TrialDone
-    from nsb.traffic_profiles.base import Session
+    from nsb.traffic_profiles.measurer import Measurer
     from nsb.traffic_profiles.ramp import RampProfile
 
     line = units.line_rate_pps(64, 10, ports=2)
@@ -70,7 +70,7 @@ def test_ramp_steps_up_until_a_trial_loses_frames():
                            interface_speed_gbps=10)
     assert profile.steps() == [30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
     events = []
-    profile.execute(SimulatedDutGenerator(0.55 * line), Session("t", "s", 0, events.append))
+    profile.execute(Measurer(SimulatedDutGenerator(0.55 * line), "t", "s", events.append))
     trials = [e for e in events if isinstance(e, TrialDone)]
     (result,) = [e for e in events if isinstance(e, ResultReady)]
     assert [t.rate_pct for t in trials] == [30.0, 40.0, 50.0, 60.0]  # stops at the failure
@@ -115,7 +115,7 @@ def test_acl_repeats_the_load_until_the_runner_stops():
     from nsb import units
     from nsb.events import ResultReady, TrialDone
     from nsb.traffic_profiles.acl import AclProfile
-    from nsb.traffic_profiles.base import Session
+    from nsb.traffic_profiles.measurer import Measurer
 
     line = units.line_rate_pps(64, 10, ports=2)
     profile = make_profile(AclProfile, packet_sizes=[64, 128], upper_bound=100.0, duration=1,
@@ -126,8 +126,8 @@ def test_acl_repeats_the_load_until_the_runner_stops():
     def should_stop() -> bool:
         return sum(isinstance(e, TrialDone) for e in events) >= stop_after
 
-    profile.execute(SimulatedDutGenerator(0.3 * line), Session("t", "s", 0, events.append,
-                                                               should_stop))
+    profile.execute(Measurer(SimulatedDutGenerator(0.3 * line), "t", "s", events.append,
+                             should_stop=should_stop))
     trials = [e for e in events if isinstance(e, TrialDone)]
     (result,) = [e for e in events if isinstance(e, ResultReady)]
     assert len(trials) == 4 and {t.trial_index for t in trials} == {0, 1, 2, 3}
@@ -137,7 +137,7 @@ def test_acl_repeats_the_load_until_the_runner_stops():
     bounded = make_profile(AclProfile, packet_sizes=[64, 128], max_trials=2, duration=1,
                            tolerated_loss=100.0, interface_speed_gbps=10)
     events.clear()
-    bounded.execute(SimulatedDutGenerator(0.3 * line), Session("t", "s", 0, events.append))
+    bounded.execute(Measurer(SimulatedDutGenerator(0.3 * line), "t", "s", events.append))
     assert [e.frame_size for e in events if isinstance(e, ResultReady)] == [64, 128]
 
 

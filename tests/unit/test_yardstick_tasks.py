@@ -173,3 +173,32 @@ def test_standalone_context_fields_of_the_wrong_shape_are_one_line(nsb_main, ref
          "   - name: [yardstick]\n     type: StandaloneOvsDpdk")
     check_one_line_error(nsb_main("task", "validate", str(task)), "contexts[1].name",
                          "a context name is text, got list")
+
+
+def test_the_pod_is_read_once_from_load_to_plan(nsb_main, reference, monkeypatch):
+    """The task's pod is read when the task loads (its nodes bind the VNFs) and the
+    context builds its nodes from that same reading: one read, one content."""
+    from nsb.task import documents
+
+    reads = []
+    real = documents.input_file.read_text
+
+    def counting(path, *args, **kwargs):
+        reads.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(documents.input_file, "read_text", counting)
+    plan = dry_run(nsb_main, reference)
+    assert plan["context"]["nodes"]["vnf_0"]["ssh"]["host"] == "1.1.1.2"
+    pods = [name for name in reads if name.startswith("prox-baremetal")]
+    assert len(pods) == 1, reads
+
+
+def test_two_generators_in_one_scenario_is_one_line_at_its_nodes(nsb_main, reference):
+    """Which VNF is the generator is known once plugins are: at plan, which
+    ``task validate`` runs too."""
+    vnfd = reference.parents[2] / "vnf_descriptors" / "prox_vnf.yaml"
+    vnfd.write_text(vnfd.read_text().replace("id: ProxApproxVnf", "id: ProxTrafficGen"))
+    line = check_one_line_error(nsb_main("task", "validate", str(reference)),
+                                "scenarios[0].nodes", "2 traffic generators in one scenario")
+    assert "tc_prox_baremetal_l3fwd-2.yaml" in line

@@ -15,6 +15,7 @@ class LocalContext(Context):
         "additionalProperties": False,
         "required": ["nodes"],
         "properties": {"nodes": topology.NODES_SCHEMA, "links": topology.LINKS_SCHEMA},
+        "examples": [{"nodes": {"here": {"interfaces": {"xe0": {}}}}}],
     }
 
     def __init__(self, spec, options, run):

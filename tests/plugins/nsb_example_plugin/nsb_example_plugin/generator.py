@@ -15,6 +15,7 @@ class SimulatedGenerator(TrafficGen):
         "required": ["capacity_pps"],
         "properties": {"capacity_pps": {"type": "number", "exclusiveMinimum": 0},
                        "ports": {"type": "integer", "minimum": 1, "default": 1}},
+        "examples": [{"capacity_pps": 100000}],
     }
 
     @property

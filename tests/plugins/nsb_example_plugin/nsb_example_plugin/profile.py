@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nsb.events import LimitedBy, Verdict
-from nsb.traffic_profiles.base import Session, TrafficProfile, judge
+from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.measurer import Measurer, SearchPoint, loss_judge
 
 
 class StepDownProfile(TrafficProfile):
@@ -21,26 +22,25 @@ class StepDownProfile(TrafficProfile):
             "tolerated_loss": {"type": "number", "minimum": 0, "default": 0},
             "interface_speed_gbps": {"type": "number", "exclusiveMinimum": 0, "default": 10},
         },
+        "examples": [{"rates_pct": [100, 50, 10]}],
     }
 
-    def execute(self, tg, session: Session) -> None:
-        ports = tg.tx_port_count
+    def execute(self, measurer: Measurer) -> None:
         rates = sorted(self.options["rates_pct"], reverse=True)
+        judge = loss_judge(self.options["tolerated_loss"])
         for frame in self.frame_sizes:
             best, tried = None, 0
             for pct in rates:
-                if session.should_stop():
+                if measurer.should_stop():
                     return
-                trial = self.trial_at_pct(frame, pct, ports)
+                trial = self.trial_at_pct(frame, pct, measurer.ports)
                 tried += 1
-                index, result = session.run_trial(tg, trial, pct, rates[-1], rates[0],
-                                                  trials_left=len(rates) - tried)
-                verdict, reason = judge(result, self.options["tolerated_loss"])
-                session.trial_done(index, result, verdict, pct, rates[-1], rates[0], reason)
-                if verdict == Verdict.PASS:
-                    best = result
+                done = measurer.measure(
+                    trial, SearchPoint(pct, rates[-1], rates[0], len(rates) - tried), judge)
+                if done.verdict == Verdict.PASS:
+                    best = done.result
                     break
             limited_by = LimitedBy.UPPER_BOUND if best is not None and tried == 1 else (
                 LimitedBy.DUT)
-            session.result_ready(frame, best, self.speed_gbps, ports, limited_by, tried,
-                                 self.spec.type)
+            measurer.result_ready(frame, best, self.speed_gbps, limited_by, tried,
+                                  self.spec.type)

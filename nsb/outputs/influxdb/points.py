@@ -20,20 +20,15 @@ from nsb.events import (
     KpiSample,
     PlatformFacts,
     ResultReady,
+    ScenarioSummary,
     TaskFinished,
     TaskStarted,
     TrialDone,
     Verdict,
 )
+from nsb.outputs.influxdb import names as n
 from nsb.trial import LatencyStats
 
-TASK = "nsb_task"
-PLATFORM = "nsb_platform"
-TRIAL = "nsb_trial"
-TRIAL_PORT = "nsb_trial_port"
-RESULT = "nsb_result"
-KPI = "nsb_kpi"
-MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI)
 RESERVED_KEYS = ("time",)  # InfluxDB 1.x refuses a field named time
 _PLATFORM_TAGS = ("hostname", "kernel", "os_release", "cpu_model", "architecture",
                   "isolated_cpus")
@@ -99,10 +94,11 @@ def numeric_fields(values: Mapping, prefix: str = "") -> dict[str, float]:
 def latency_fields(latency: LatencyStats | None) -> dict[str, float]:
     if latency is None:
         return {}
-    fields = {"latency_samples": float(latency.samples), "latency_min_us": latency.min_us,
-              "latency_avg_us": latency.avg_us, "latency_max_us": latency.max_us}
+    fields = {"latency_samples": float(latency.samples),
+              n.latency_field("min"): latency.min_us, n.latency_field("avg"): latency.avg_us,
+              n.latency_field("max"): latency.max_us}
     for key, value in latency.percentiles_us.items():
-        fields[f"latency_{key}_us"] = value
+        fields[n.latency_field(key)] = value
     return {key: v for key, value in fields.items() if (v := number(value)) is not None}
 
 
@@ -115,7 +111,7 @@ class PointBuilder:
 
     def __init__(self, task_id: str, test_case: str, extra_tags: Mapping[str, str] | None = None):
         self.common = {**{str(k): str(v) for k, v in (extra_tags or {}).items()},
-                       "task_id": task_id, "test_case": test_case}
+                       n.TASK_ID: task_id, n.TEST_CASE: test_case}
         self.scenarios: dict[str, dict[str, str]] = {}
         self._last_ns: dict[tuple, int] = {}
 
@@ -126,7 +122,7 @@ class PointBuilder:
 
     def points(self, event: Event) -> list[InfluxPoint]:
         if isinstance(event, TaskStarted):
-            self._learn_plan(event.plan)
+            self._learn_scenarios(event.scenarios)
             made = [self._task(event, "running", {"duration_s": 0.0,
                                                   "scenarios": float(len(self.scenarios))})]
         elif isinstance(event, TaskFinished):
@@ -145,17 +141,15 @@ class PointBuilder:
 
     # ------------------------------------------------------------------ per event
 
-    def _learn_plan(self, plan: Mapping) -> None:
-        for scenario in plan.get("scenarios", []) or []:
-            generator = next(iter(scenario.get("traffic_generator") or {}), "")
-            profile = (scenario.get("traffic_profile") or {}).get("type", "")
-            self.scenarios[scenario.get("name", "")] = {"generator": str(generator),
-                                                        "profile": str(profile)}
+    def _learn_scenarios(self, scenarios: tuple[ScenarioSummary, ...]) -> None:
+        for scenario in scenarios:
+            self.scenarios[scenario.name] = {"generator": scenario.generator,
+                                             "profile": scenario.profile}
 
     def _tags(self, event: Event, **tags) -> dict[str, str]:
         merged = dict(self.common)
         if event.scenario:
-            merged["scenario"] = event.scenario
+            merged[n.SCENARIO] = event.scenario
         merged.update({key: str(value) for key, value in tags.items()
                        if value is not None and str(value) != ""})
         return merged
@@ -165,7 +159,7 @@ class PointBuilder:
         return InfluxPoint(measurement, tags, fields, round(event.timestamp * 1e9))
 
     def _task(self, event: Event, status: str, fields: dict) -> InfluxPoint:
-        return self._point(TASK, event, self._tags(event, status=status), fields)
+        return self._point(n.TASK, event, self._tags(event, status=status), fields)
 
     def _platform(self, event: PlatformFacts) -> InfluxPoint:
         facts = event.facts or {}
@@ -174,8 +168,8 @@ class PointBuilder:
             tags[f"{tool}_version"] = version
         fields = {key: value for key, value in facts.items()
                   if key not in _PLATFORM_TAGS and not isinstance(value, (Mapping, str))}
-        fields["nics"] = float(len(facts.get("nics") or {}))
-        return self._point(PLATFORM, event, self._tags(event, node=event.node, **tags),
+        fields[n.PLATFORM_FIELDS[-1]] = float(len(facts.get("nics") or {}))
+        return self._point(n.PLATFORM, event, self._tags(event, **{n.NODE: event.node}, **tags),
                            numeric_fields(fields))
 
     def _scenario_tags(self, event: Event) -> dict[str, str]:
@@ -190,22 +184,22 @@ class PointBuilder:
             **numeric_fields(result.extra),
             "iteration": event.iteration, "trial_index": event.trial_index,
             "duration_s": trial.duration_s, "flows": trial.flows,
-            "requested_rate_pps": trial.rate_pps, "requested_rate_pct": event.rate_pct,
-            "tx_rate_pps": tx_pps, "rx_rate_pps": rx_pps,
+            n.REQUESTED_RATE_PPS: trial.rate_pps, n.REQUESTED_RATE_PCT: event.rate_pct,
+            n.TX_RATE_PPS: tx_pps, n.RX_RATE_PPS: rx_pps,
             "tx_rate_pct": tx_pps * pct_per_pps if pct_per_pps is not None else None,
             "rx_rate_pct": rx_pps * pct_per_pps if pct_per_pps is not None else None,
             "tx_mbps": units.pps_to_mbps(tx_pps, trial.frame_size),
             "rx_mbps": units.pps_to_mbps(rx_pps, trial.frame_size),
             "tx_packets": result.tx_packets, "rx_packets": result.rx_packets,
-            "lost_packets": result.lost_packets, "loss_pct": result.loss_pct,
+            "lost_packets": result.lost_packets, n.LOSS_PCT: result.loss_pct,
             "elapsed_s": result.elapsed_s, "generator_limited": result.generator_limited,
             "passed": event.verdict == Verdict.PASS,
-            "search_lower_pct": event.lower_pct, "search_upper_pct": event.upper_pct,
+            n.SEARCH_LOWER_PCT: event.lower_pct, n.SEARCH_UPPER_PCT: event.upper_pct,
             **latency_fields(result.latency),
         }
-        tags = self._tags(event, frame_size=trial.frame_size, verdict=event.verdict,
+        tags = self._tags(event, **{n.FRAME_SIZE: trial.frame_size, n.VERDICT: event.verdict},
                           **self._scenario_tags(event))
-        return self._point(TRIAL, event, tags, fields)
+        return self._point(n.TRIAL, event, tags, fields)
 
     def _trial_ports(self, event: TrialDone) -> list[InfluxPoint]:
         """Two points per generator port: what it counted sent (tx) and received (rx)."""
@@ -217,40 +211,42 @@ class PointBuilder:
                 if packets is None:
                     continue
                 pps = packets / trial.duration_s if trial.duration_s > 0 else None
-                fields = {"packets": packets, "rate_pps": pps,
+                fields = {"packets": packets, n.PORT_RATE_PPS: pps,
                           "mbps": units.pps_to_mbps(pps, trial.frame_size) if pps else 0.0,
                           "iteration": event.iteration, "trial_index": event.trial_index}
-                tags = self._tags(event, frame_size=trial.frame_size, verdict=event.verdict,
-                                  port=port, direction=direction,
+                tags = self._tags(event, **{n.FRAME_SIZE: trial.frame_size,
+                                            n.VERDICT: event.verdict, n.PORT: port,
+                                            n.DIRECTION: direction},
                                   generator=self._scenario_tags(event).get("generator"))
-                points.append(self._point(TRIAL_PORT, event, tags, fields))
+                points.append(self._point(n.TRIAL_PORT, event, tags, fields))
         return points
 
     def _result(self, event: ResultReady) -> InfluxPoint:
         fields = {
             **numeric_fields(event.extra),
-            "iteration": event.iteration, "throughput_pps": event.throughput_pps,
-            "throughput_mbps": event.throughput_mbps, "line_rate_pct": event.line_rate_pct,
-            "loss_pct": event.loss_pct, "trials": event.trials,
+            "iteration": event.iteration, n.THROUGHPUT_PPS: event.throughput_pps,
+            n.THROUGHPUT_MBPS: event.throughput_mbps, n.LINE_RATE_PCT: event.line_rate_pct,
+            n.LOSS_PCT: event.loss_pct, "trials": event.trials,
             "tx_packets": event.tx_packets, "rx_packets": event.rx_packets,
-            "frame_bytes": frames.avg_size(event.frame_size),
+            n.FRAME_BYTES: frames.avg_size(event.frame_size),
             **latency_fields(event.latency),
         }
         scenario = self._scenario_tags(event)
-        tags = self._tags(event, frame_size=event.frame_size, limited_by=event.limited_by,
+        tags = self._tags(event, **{n.FRAME_SIZE: event.frame_size,
+                                    n.LIMITED_BY: event.limited_by},
                           profile=event.profile or scenario.get("profile"),
                           generator=scenario.get("generator"))
-        return self._point(RESULT, event, tags, fields)
+        return self._point(n.RESULT, event, tags, fields)
 
     def _kpis(self, event: KpiSample) -> list[InfluxPoint]:
         """One point per sample; ``source`` is ``vnf0``, ``nfvi:vnf0`` or ``node:sut``."""
         kind, _, name = event.source.partition(":")
         if not name:
             kind, name = "vnf", event.source
-        tags = self._tags(event, node=event.node, source=event.source, kind=kind,
+        tags = self._tags(event, **{n.NODE: event.node, n.SOURCE: event.source, n.KIND: kind},
                           vnf=name if kind in ("vnf", "nfvi") else None)
         fields = {**numeric_fields(event.kpis), "trial_index": event.trial_index}
-        return [self._point(KPI, event, tags, fields)]
+        return [self._point(n.KPI, event, tags, fields)]
 
     def _unique(self, point: InfluxPoint) -> InfluxPoint:
         key = point.series

@@ -14,7 +14,7 @@ import base64
 import logging
 import urllib.parse
 
-from nsb.outputs.influx_settings import InfluxSettings
+from nsb.outputs.influxdb.settings import InfluxSettings
 
 LOG = logging.getLogger(__name__)
 

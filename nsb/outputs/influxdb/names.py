@@ -1,6 +1,6 @@
 """The InfluxDB schema the dashboards query, in one place.
 
-These names must match what the ``influxdb`` output writes (nsb/outputs/influxdb.py,
+These names must match what the ``influxdb`` output writes (nsb/outputs/influxdb/output.py,
 docs/influxdb.md). Each trial, result and KPI sample is one point:
 
 - ``nsb_task``: tags task_id, test_case, status: one point when a task starts and
@@ -23,10 +23,13 @@ from __future__ import annotations
 
 from nsb.events import Verdict
 
-# the names the influxdb output writes, defined there once
-from nsb.outputs.influx_points import KPI, PLATFORM, RESULT, TASK, TRIAL, TRIAL_PORT
-
-MEASUREMENTS = (TASK, TRIAL, RESULT, KPI, TRIAL_PORT, PLATFORM)  # the ones dashboards query
+TASK = "nsb_task"
+PLATFORM = "nsb_platform"
+TRIAL = "nsb_trial"
+TRIAL_PORT = "nsb_trial_port"
+RESULT = "nsb_result"
+KPI = "nsb_kpi"
+MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI)
 
 # tags
 TASK_ID = "task_id"
@@ -64,13 +67,13 @@ VERDICT_FAIL = Verdict.FAIL.value
 NFVI_SOURCE_PREFIX = "nfvi:"
 NODE_SOURCE_PREFIX = "node:"
 
-# nsb_kpi fields of a VNF process (nsb.nfvi.process_kpis)
+# nsb_kpi fields of a VNF process (nsb.nodes.nfvi.process_kpis)
 CPU_USER_PCT = "cpu_user_pct"
 CPU_SYSTEM_PCT = "cpu_system_pct"
 RSS_KB = "rss_kb"
 CTX_VOLUNTARY_PER_S = "ctx_switches_voluntary_per_s"
 CTX_NONVOLUNTARY_PER_S = "ctx_switches_nonvoluntary_per_s"
-# nsb_kpi fields of a node (nsb.nfvi.core_kpis): cpu0_util_pct, cpu1_util_pct, ...
+# nsb_kpi fields of a node (nsb.nodes.nfvi.core_kpis): cpu0_util_pct, cpu1_util_pct, ...
 CORE_UTIL_FIELD_REGEX = "^cpu[0-9]+_util_pct$"
 # nsb_trial_port fields
 PORT_RATE_PPS = "rate_pps"

@@ -2,13 +2,12 @@
 
 Schema in docs/influxdb.md (measurements ``nsb_*``, tags task_id, testcase,
 scenario, frame_size, node, vnf, port, direction, verdict...). Writing happens
-on a background thread (nsb.outputs.influx_writer): ``handle`` only turns the
+on a background thread (nsb.outputs.influxdb.writer): ``handle`` only turns the
 event into line protocol and queues it. What InfluxDB does not take in time is
 spooled to ``<results_dir>/influxdb.spool.lp`` for ``nsb results push``.
 
-Settings come from nsb.conf ``[influxdb]`` (``list_opts``), overridden by the
-task's options; the engine hands the nsb.conf values over as
-``run.output_defaults["influxdb"]`` (see influx_settings.conf_options).
+Settings come from nsb.conf ``[influxdb]`` (``CONF_OPTS``), overridden by the
+task's options; the run hands the nsb.conf values over (``Output.conf_defaults``).
 """
 
 from __future__ import annotations
@@ -18,29 +17,26 @@ import threading
 
 from nsb.errors import NsbError
 from nsb.events import Event
-from nsb.outputs import influx_settings
 from nsb.outputs.base import Output
-from nsb.outputs.influx_points import PointBuilder
-from nsb.outputs.influx_spool import Spool
+from nsb.outputs.influxdb import settings as influx_settings
+from nsb.outputs.influxdb.points import PointBuilder
+from nsb.outputs.influxdb.spool import Spool
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
 
 LOG = logging.getLogger(__name__)
-
-list_opts = influx_settings.list_opts
-conf_options = influx_settings.conf_options
 
 
 class InfluxDbOutput(Output):
     """InfluxDB (v2 API, or v1 for InfluxDB 1.x): trials, results, KPIs; spools when down."""
 
     OPTIONS_SCHEMA = influx_settings.options_schema()
+    CONF_OPTS = tuple(influx_settings.OPTS)
 
     def __init__(self, spec: PluginSpec, options: dict, run: RunInfo):
         super().__init__(spec, options, run)
-        defaults = (getattr(run, "output_defaults", None) or {}).get("influxdb") or {}
         try:
-            self.settings = influx_settings.resolve(options, defaults)
+            self.settings = influx_settings.resolve(options, self.conf_defaults)
         except ValueError as exc:
             key, message = exc.args
             if key in options:
@@ -53,8 +49,8 @@ class InfluxDbOutput(Output):
         return {"type": self.spec.type, **self.settings.public()}
 
     def open(self) -> None:
-        from nsb.outputs.influx_client import make_sender
-        from nsb.outputs.influx_writer import BackgroundWriter
+        from nsb.outputs.influxdb.client import make_sender
+        from nsb.outputs.influxdb.writer import BackgroundWriter
 
         self.builder = PointBuilder.for_task_file(self.run.task_id, self.run.task.file,
                                                   self.settings.tags)

@@ -8,14 +8,15 @@ pod's MACs and IPs, so a lab task can be tried on one machine first.
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 from dataclasses import replace
 from pathlib import Path
 
-from nsb.contexts.base import Interface, Node, SshAccess
+from nsb.nodes.node import Interface, Node, SshAccess
 from nsb.task import input_file, schema
-from nsb.task.loader import read_document
-from nsb.task.model import Where
+from nsb.task.documents import Where, read_document
+from nsb.task.yaml_lines import LocatedDocument
 
 _MAC = "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
 
@@ -73,9 +74,8 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
 
     A missing pod is reported at ``where`` (the task key naming it) when given.
     """
-    doc = read_document(path, where=replace(where, path=where.path + ("file",))
-                        if where is not None else None, what="pod file")
-    schema.validate(doc.data, POD_SCHEMA, doc)
+    doc = _pod_document(Path(path), replace(where, path=where.path + ("file",))
+                        if where is not None else None)
     nodes: dict[str, Node] = {}
     for index, raw in enumerate(doc.data["nodes"]):
         name = raw["name"]
@@ -101,8 +101,26 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
                             port=port, password=raw.get("password"),
                             key_filename=key)
         nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
-                           ssh=ssh, pod=dict(raw))
+                           ssh=ssh, pod=copy.deepcopy(raw))
     return nodes
+
+
+# pods read and checked, by (path, mtime, size): a task's pod is read once, when the
+# task loads, and its context builds its nodes from the same document
+_READ: dict[tuple, LocatedDocument] = {}
+
+
+def _pod_document(path: Path, where: Where | None) -> LocatedDocument:
+    try:
+        stat = path.stat()
+    except OSError:  # read_document says why, at ``where``
+        return read_document(path, where=where, what="pod file")
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _READ:
+        doc = read_document(path, where=where, what="pod file")
+        schema.validate(doc.data, POD_SCHEMA, doc)
+        _READ[key] = doc
+    return _READ[key]
 
 
 def _key_path(pod_path: Path, key: str, doc, at: tuple) -> str:

@@ -16,7 +16,7 @@ from typing import TextIO
 import yaml
 
 from nsb.contexts.base import Node
-from nsb.contexts.pod import load_pod
+from nsb.task.pod_file import load_pod
 
 UNGROUPED = "ungrouped"
 

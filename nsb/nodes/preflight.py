@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from nsb import platform
 from nsb.contexts.base import Node
+from nsb.nodes import platform
 
 LOG = logging.getLogger(__name__)
 

@@ -68,7 +68,7 @@ _JSON_TYPES = {cfg.StrOpt: "string", cfg.BoolOpt: "boolean", cfg.FloatOpt: "numb
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
-    """The [influxdb] options, for nsb.config.list_opts and oslo-config-generator."""
+    """The [influxdb] options (the output's CONF_OPTS, which nsb.config registers)."""
     return [(GROUP, OPTS)]
 
 

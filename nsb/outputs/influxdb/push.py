@@ -1,6 +1,6 @@
 """``nsb results push TASK_ID``: send a task's spooled InfluxDB points.
 
-The spool (nsb.outputs.influx_spool) holds line protocol with each point's own
+The spool (nsb.outputs.influxdb.spool) holds line protocol with each point's own
 timestamp. Points are sent in batches; after each batch the server acknowledged,
 the spool's sent-offset is replaced atomically, so a push that fails half-way
 resumes after the last acknowledged batch and a second push sends nothing new.
@@ -15,9 +15,9 @@ import logging
 from pathlib import Path
 
 from nsb.errors import NsbError
-from nsb.outputs import influx_settings
-from nsb.outputs.influx_settings import InfluxSettings
-from nsb.outputs.influx_spool import Spool, append_lines
+from nsb.outputs.influxdb import settings as influx_settings
+from nsb.outputs.influxdb.settings import InfluxSettings
+from nsb.outputs.influxdb.spool import Spool, append_lines
 
 LOG = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ def settings_for(results_dir: Path, conf=None, **overrides) -> InfluxSettings:
 
 def push(results_dir: Path, settings: InfluxSettings) -> int:
     """Send what is spooled and not yet sent; return how many points were sent now."""
-    from nsb.outputs.influx_client import SendError, make_sender
-    from nsb.outputs.influx_writer import send_with_retry
+    from nsb.outputs.influxdb.client import SendError, make_sender
+    from nsb.outputs.influxdb.writer import send_with_retry
 
     results_dir = Path(results_dir)
     if not results_dir.is_dir():

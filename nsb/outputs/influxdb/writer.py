@@ -20,9 +20,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from nsb.outputs.influx_client import Sender, SendError
-from nsb.outputs.influx_settings import InfluxSettings
-from nsb.outputs.influx_spool import Spool
+from nsb.outputs.influxdb.client import Sender, SendError
+from nsb.outputs.influxdb.settings import InfluxSettings
+from nsb.outputs.influxdb.spool import Spool
 
 LOG = logging.getLogger(__name__)
 

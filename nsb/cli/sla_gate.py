@@ -1,0 +1,90 @@
+"""SLA checks of a run (--sla, --baseline, --junit): during `task start`, or
+afterwards with `task gate`, e.g. in CI. A missed check exits 4."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from nsb.errors import NsbError
+
+
+def add_gate_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sla", action="append", metavar="CHECK",
+                        help="a threshold on the results, METRIC OP VALUE[@FRAME], e.g. "
+                             "'ndr_pps>=1.2M@64', 'latency_p99_us<=50', 'regression_pct<=5' "
+                             "(with --baseline); repeatable; a miss exits 4")
+    parser.add_argument("--baseline", metavar="TASK_ID",
+                        help="the task regression_pct compares with (NDR per frame size)")
+    parser.add_argument("--junit", metavar="FILE",
+                        help="write the SLA checks (and the run's status) as JUnit XML")
+
+
+class Gate:
+    """The --sla / --baseline / --junit options of one command."""
+
+    def __init__(self, slas, baseline, junit_path):
+        self.slas, self.baseline, self.junit_path = slas, baseline, junit_path
+
+    def check(self, results: list[dict]):
+        from nsb import sla
+
+        return sla.check(self.slas, results, self.baseline)
+
+    def report(self, outcomes, task_id: str, test_case: str, status: str, error: str = ""):
+        from nsb import sla
+
+        for outcome in outcomes:
+            print(f"SLA {outcome.message}")
+        if self.junit_path:
+            sla.write_junit(self.junit_path, sla.junit(outcomes, task_id, test_case, status,
+                                                       error))
+
+    @staticmethod
+    def verdict(outcomes) -> None:
+        from nsb.errors import SlaMissed
+
+        missed = [o for o in outcomes if not o.passed]
+        if missed:
+            raise SlaMissed(f"SLA missed ({len(missed)} of {len(outcomes)} checks): "
+                            + "; ".join(o.message for o in missed[:3])
+                            + (" ..." if len(missed) > 3 else ""))
+
+
+def gate_from_args(args, results_dir) -> Gate | None:
+    """None without --sla or --junit; parsed before anything runs, so a bad SLA costs
+    no lab time."""
+    from nsb import sla
+    from nsb.report import loading
+
+    if not (args.sla or args.junit):
+        if args.baseline:
+            raise NsbError("--baseline is for SLAs: add e.g. --sla 'regression_pct<=5'")
+        return None
+    slas = [sla.parse(text) for text in args.sla or []]
+    baseline = None
+    if args.baseline:
+        baseline = loading.load(args.baseline, results_dir, "--baseline").results
+    if any(s.metric == sla.REGRESSION for s in slas) and baseline is None:
+        raise NsbError("regression_pct compares with a baseline: give --baseline TASK_ID")
+    return Gate(slas, baseline, args.junit)
+
+
+def cmd_task_gate(args) -> int:
+    """SLA checks on a finished run, e.g. in CI after `nsb task start`."""
+    from nsb.events import TaskStatus
+    from nsb.report import commands, loading
+
+    if not args.sla:
+        raise NsbError("give at least one --sla, e.g. --sla 'ndr_pps>=1M@64'")
+    results_dir, where = commands.results_dir_of(args)
+    gate = gate_from_args(args, results_dir)
+    task = loading.load(args.task_id, results_dir, where)
+    outcomes = gate.check(task.results)
+    gate.report(outcomes, task.id, Path(str(task.task.get("file") or "task")).stem,
+                task.status, str(task.task.get("error") or ""))
+    if task.status != TaskStatus.OK:
+        raise NsbError(f"task {task.id} did not finish cleanly (status {task.status}); its "
+                       "results are what was measured before")
+    gate.verdict(outcomes)
+    return 0

@@ -1,0 +1,90 @@
+"""`nsb task start|gate|list|show|validate`: the argparse wiring of the task commands.
+
+The handlers live in modules of their own; this one only says which options each
+action takes, in the order its help lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from nsb.cli.options import add_results_dir, command_group
+from nsb.cli.sla_gate import add_gate_options, cmd_task_gate
+from nsb.cli.task_history import cmd_task_list, cmd_task_show
+from nsb.cli.task_plan import cmd_task_validate
+from nsb.cli.task_start import cmd_task_start
+
+
+def register(subparsers) -> None:
+    """Add `task` with its actions to the CLI's subparsers."""
+    actions = command_group(subparsers, "task", help="validate or run task files")
+    _add_start(actions)
+    _add_gate(actions)
+    _add_list(actions)
+    _add_show(actions)
+    _add_validate(actions)
+
+
+def _add_task_file(parser: argparse.ArgumentParser) -> None:
+    """The task file and what may change it, the same for `start` and `validate`."""
+    parser.add_argument("file", help="task file (YAML, may use Jinja2)")
+    parser.add_argument("--task-args", metavar="JSON",
+                        help="template variables as a JSON object, e.g. '{\"duration_s\": 5}'")
+    parser.add_argument("--task-args-file", metavar="FILE",
+                        help="template variables from a YAML or JSON file")
+    parser.add_argument("--frame-size", action="append", metavar="BYTES",
+                        help="run every scenario at this frame size instead of the task's "
+                             "(repeatable), e.g. --frame-size 64 --frame-size 1518; IMIX "
+                             "sends the profile's mix (imix option; 64:594:1518 at 7:4:1)")
+    parser.add_argument("--duration", type=float, metavar="SECONDS",
+                        help="every scenario's trial length instead of the task's (the "
+                             "full-length trials of fastndr and mlrsearch)")
+    parser.add_argument("--rate", metavar="RATE",
+                        help="ndr (the task's search), ndr_pdr (MLRsearch NDR and PDR), or a "
+                             "fixed rate: 50%% of line rate, 2Mpps, 500kpps, 1000pps")
+
+
+def _add_start(actions) -> None:
+    start = actions.add_parser("start", help="run a task")
+    _add_task_file(start)
+    start.add_argument("--dry-run", action="store_true",
+                       help="print the resolved plan and stop; touches nothing")
+    add_results_dir(start)
+    start.add_argument("--label", metavar="NAME",
+                       help="a name for this run in the history (nsb task list)")
+    add_gate_options(start)
+    start.set_defaults(handler=cmd_task_start)
+
+
+def _add_gate(actions) -> None:
+    gate = actions.add_parser("gate", help="SLA checks on a finished run (exit 4 when one "
+                              "is missed), optionally as JUnit XML")
+    gate.add_argument("task_id", metavar="TASK_ID", help="a task id or a unique prefix")
+    add_results_dir(gate)
+    add_gate_options(gate)
+    gate.set_defaults(handler=cmd_task_gate)
+
+
+def _add_list(actions) -> None:
+    listing = actions.add_parser("list", help="the run history, newest first: start time, "
+                                 "task id, test case, label, status, NDR per frame size")
+    add_results_dir(listing)
+    listing.add_argument("-n", "--limit", type=int, default=20, metavar="N",
+                         help="show the N newest runs (default 20; 0 for all)")
+    listing.set_defaults(handler=cmd_task_list)
+
+
+def _add_show(actions) -> None:
+    show = actions.add_parser("show", help="one run: file, label, status, error, task args "
+                              "and its summary table")
+    show.add_argument("task_id", metavar="TASK_ID",
+                      help="a task id or a unique prefix of one (ids start with the UTC "
+                           "start time, YYMMDD-HHMMSS), or a results directory")
+    add_results_dir(show)
+    show.set_defaults(handler=cmd_task_show)
+
+
+def _add_validate(actions) -> None:
+    validate = actions.add_parser("validate", help="check a task file without running it")
+    _add_task_file(validate)
+    validate.set_defaults(handler=cmd_task_validate)

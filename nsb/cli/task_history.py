@@ -1,0 +1,25 @@
+"""`nsb task list|show`: past runs as the results directory keeps them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def cmd_task_list(args) -> int:
+    from nsb.report import commands, history
+
+    lines = history.runs(Path(commands.results_dir_of(args)[0]))
+    print(history.render_list(lines[:args.limit] if args.limit > 0 else lines), end="")
+    return 0
+
+
+def cmd_task_show(args) -> int:
+    """The run's details first, flushed so that they come before rich's tables."""
+    from nsb.report import commands, formats, history, loading
+
+    task = loading.load(args.task_id, *commands.results_dir_of(args))
+    print(history.render_show(task), end="")
+    sys.stdout.flush()
+    commands.print_tables(formats.text_tables([task], [task.id]))
+    return 0

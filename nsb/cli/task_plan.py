@@ -1,0 +1,64 @@
+"""From a task file and its options to the engine's plan: what `task validate`
+checks and `task start --dry-run` prints, without touching the lab."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def load_task(args):
+    """The task with --task-args rendered in and --frame-size/--duration/--rate applied;
+    a task argument the template never uses is an error, not silently ignored."""
+    from nsb.task import loader, render
+
+    task_args = render.parse_task_args(args.task_args, args.task_args_file)
+    with render.names_used() as used:
+        task = loader.load(args.file, task_args)
+    render.check_args_used(task_args, used,
+                           "--task-args" if args.task_args else args.task_args_file)
+    from nsb.task import overrides
+
+    return overrides.apply(task, args.frame_size, args.duration, args.rate)
+
+
+def make_plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):
+    """The engine's plan under a new task id that no run, finished or killed, has used."""
+    from nsb import config, engine, leftovers
+    from nsb.runinfo import RunInfo, new_task_id
+
+    base = Path(results_dir or conf.results_dir)
+    task_id = new_task_id(lambda candidate: (base / candidate).exists() or (
+        leftovers.STATE_DIR / f"{candidate}.json").exists())  # two runs never share a name
+    run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run,
+                  vnf_start_timeout_s=conf.vnf_start_timeout,
+                  nfvi_interval_s=conf.nfvi_interval,
+                  output_defaults=config.output_defaults(conf),
+                  label=getattr(args, "label", None) or "")
+    return engine.plan(task, run)
+
+
+def plan_yaml(described: dict) -> str:
+    """The plan as YAML; multi-line text (rendered configs) as readable blocks."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper, value: str):
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return yaml.dump(described, Dumper=Dumper, sort_keys=False, default_flow_style=False,
+                     width=100)
+
+
+def cmd_task_validate(args) -> int:
+    """Plans the task as a dry run would, so that validate finds what start would."""
+    from nsb import config
+
+    conf = config.load(args.config_file)
+    task = load_task(args)
+    make_plan(args, conf, task, dry_run=True)
+    print(f"{args.file}: valid ({len(task.scenarios)} scenario(s))")
+    return 0

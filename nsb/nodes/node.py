@@ -1,0 +1,87 @@
+"""A node of a context: its interfaces, how to reach it, and stable names for both.
+
+A leaf module: task loading builds nodes from pod files without importing any
+context or executor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nsb.executors.base import Executor
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    node: str
+    interface: str
+
+    def __str__(self) -> str:
+        return f"{self.node}:{self.interface}"
+
+
+@dataclass
+class Interface:
+    name: str
+    mac: str = ""
+    ip: str = ""  # address/prefix
+    mtu: int = 1500
+    peer: Endpoint | None = None
+    peer_mac: str = ""
+    peer_ip: str = ""
+    pci: str = ""  # lab NICs: PCI address (pod ``vpci``); empty for veth
+    driver: str = ""
+    dpdk_port: int | None = None  # pod ``dpdk_port_num``
+    kind: str = "veth"  # or "vhostuser": a vhost-user socket instead of a wire
+
+    @property
+    def is_vhostuser(self) -> bool:
+        return self.kind == "vhostuser"
+
+    @property
+    def address(self) -> str:
+        """The IP without its prefix length."""
+        return self.ip.split("/")[0]
+
+
+@dataclass
+class SshAccess:
+    """How to reach a lab node; the password never appears in describe() or logs."""
+
+    host: str
+    user: str = "root"
+    port: int = 22
+    password: str | None = field(default=None, repr=False)
+    key_filename: str | None = None
+
+    def describe(self) -> dict:
+        auth = "key " + self.key_filename if self.key_filename else (
+            "password" if self.password else "ssh agent/default keys")
+        return {"host": self.host, "user": self.user, "port": self.port, "auth": auth}
+
+
+@dataclass
+class Node:
+    name: str
+    role: str
+    interfaces: dict[str, Interface]
+    executor: Executor | None = None
+    ssh: SshAccess | None = None
+    bridges: tuple[str, ...] = ()  # bridges a vSwitch on this node provides for links
+    pod: dict = field(default_factory=dict, repr=False)  # the pod entry, for VNF descriptors
+
+    def dpdk_ports(self) -> dict[int, Interface]:
+        """DPDK port number -> interface: ``dpdk_port_num`` from the pod, else declaration order."""
+        ports = {}
+        for index, iface in enumerate(self.interfaces.values()):
+            ports[iface.dpdk_port if iface.dpdk_port is not None else index] = iface
+        return dict(sorted(ports.items()))
+
+
+def stable_mac(*parts: str) -> str:
+    """A locally administered unicast MAC derived from names: same task, same MACs."""
+    digest = hashlib.sha1(":".join(parts).encode()).digest()
+    return "02:" + ":".join(f"{b:02x}" for b in digest[:5])

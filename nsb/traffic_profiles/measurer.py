@@ -1,0 +1,263 @@
+"""The one seam between a traffic profile and the run: ask for a trial, get it judged.
+
+As MLRsearch's ``AbstractMeasurer.measure(intended_duration, intended_load)``, a
+profile calls ``Measurer.measure(trial, at)`` and gets back a ``Measurement``;
+the events every output sees (TrialStarted, the trial's KPI samples, TrialDone)
+and what the run does around a trial (``TrialHooks``) stay behind it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nsb import units
+from nsb.errors import NsbError
+from nsb.events import (
+    Event,
+    KpiSample,
+    LimitedBy,
+    ResultReady,
+    TrialDone,
+    TrialStarted,
+    Verdict,
+)
+from nsb.frames import Frame
+from nsb.trial import Trial, TrialResult
+from nsb.vnfs.base import TrafficGen
+
+PASS, FAIL, GENERATOR_LIMITED = Verdict.PASS, Verdict.FAIL, Verdict.GENERATOR_LIMITED
+LIMITED_BY = {FAIL: LimitedBy.DUT, GENERATOR_LIMITED: LimitedBy.GENERATOR}  # a failed verdict
+
+# a profile's judgement of one trial: its verdict and the reason, in words
+Judge = Callable[[TrialResult], tuple[Verdict, str]]
+
+
+class SearchStopped(Exception):
+    """The runner asked to stop between trials: the search ends without an answer."""
+
+
+@dataclass(frozen=True)
+class SearchPoint:
+    """Where the search stands when it asks for a trial: the live line shows it and
+    the trial's events record it. ``trials_left`` (or, for profiles whose trials
+    differ in length, ``seconds_left`` of traffic) gives the time left."""
+
+    rate_pct: float
+    lower_pct: float
+    upper_pct: float
+    trials_left: int = 0
+    seconds_left: float | None = None
+
+    @classmethod
+    def single(cls, pct: float, trials_left: int = 0) -> SearchPoint:
+        """A trial that is its own interval (a fixed rate, a verification, latency)."""
+        return cls(pct, pct, pct, trials_left)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One trial as recorded: its index in the scenario, counters and verdict."""
+
+    index: int
+    result: TrialResult
+    verdict: Verdict
+    reason: str
+
+
+def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]:
+    """Verdict and reason: loss above tolerance is a DUT failure even if the
+    generator fell short; a short generator without loss proves nothing."""
+    loss = result.loss_pct
+    if loss > tolerated_loss_pct:
+        return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%"
+    if result.generator_limited:
+        asked = result.trial.rate_pps
+        share = f" (sent {result.tx_rate_pps:,.0f} of {asked:,.0f} pps)" if asked else ""
+        return GENERATOR_LIMITED, f"generator could not send the rate asked{share}"
+    return PASS, f"loss {loss:.4g}% <= tolerated {tolerated_loss_pct:g}%"
+
+
+def loss_judge(tolerated_loss_pct: float) -> Judge:
+    """The usual judge: ``judge`` with this tolerance (RFC 2544's is 0)."""
+    return lambda result: judge(result, tolerated_loss_pct)
+
+
+ZERO_LOSS = loss_judge(0.0)
+
+
+class TrialHooks:
+    """What the run does around each trial; the defaults do nothing (a profile's
+    unit test needs none). The engine samples the NFVi during a trial, the VNFs'
+    KPIs after it, and adds the VNFs' figures to each result."""
+
+    def trial_started(self, index: int) -> None:
+        """Traffic of trial ``index`` is about to start."""
+
+    def trial_measured(self, index: int) -> None:
+        """Traffic of trial ``index`` has ended. An NsbError (a VNF died) is raised
+        to the profile once the trial is recorded: the trial is kept."""
+
+    def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
+        """Figures added to the result of a frame size (``ResultReady.extra``)."""
+        return {}
+
+
+class Measurer:
+    """Runs a profile's trials on the generator and records them for the outputs.
+
+    One measurer serves a scenario: trial indices run on across the runner's
+    iterations (``start_iteration``), the searches' evidence does not.
+    """
+
+    def __init__(self, generator: TrafficGen, task_id: str, scenario: str,
+                 emit: Callable[[Event], None], hooks: TrialHooks | None = None, *,
+                 should_stop: Callable[[], bool] = lambda: False, iteration: int = 0):
+        self.generator = generator
+        self.task_id, self.scenario, self.iteration = task_id, scenario, iteration
+        self.emit = emit
+        self.hooks = hooks if hooks is not None else TrialHooks()
+        self.should_stop = should_stop
+        self.trial_count = 0  # trials run so far: the next trial's index
+        # per frame size, the fastest loss-free trial the generator could not run at full rate
+        self._best_short: dict[Frame, TrialResult] = {}
+        # per frame size, every judged trial (result, verdict): the evidence of its answer
+        self._judged: dict[Frame, list[tuple[TrialResult, Verdict]]] = {}
+
+    @property
+    def ports(self) -> int:
+        """The generator's transmitting ports: line rate is per port, rates are summed."""
+        return self.generator.tx_port_count
+
+    def start_iteration(self, iteration: int, should_stop: Callable[[], bool]) -> None:
+        """The runner's next iteration: the same trial indices, a fresh search."""
+        self.iteration, self.should_stop = iteration, should_stop
+        self._best_short.clear()
+        self._judged.clear()
+
+    def check_stop(self) -> None:
+        """Unwinds a search the runner asked to stop (``SearchStopped``)."""
+        if self.should_stop():
+            raise SearchStopped()
+
+    def measure(self, trial: Trial, at: SearchPoint, judge: Judge = ZERO_LOSS, *,
+                why: str = "", after: Callable[[Verdict], SearchPoint] | None = None
+                ) -> Measurement:
+        """Run ``trial`` and record it judged. ``why`` prefixes the reason; ``after``
+        gives where the search stands once the verdict is in (TrialDone's interval),
+        for a search that narrows its interval with each trial."""
+        index = self.trial_count
+        self.trial_count += 1
+        self.emit(TrialStarted(self.task_id, self.scenario, iteration=self.iteration,
+                               trial_index=index, trial=trial, rate_pct=at.rate_pct,
+                               lower_pct=at.lower_pct, upper_pct=at.upper_pct,
+                               trials_left=at.trials_left, seconds_left=at.seconds_left))
+        result, hook_error = self._run(trial, index)
+        verdict, reason = judge(result)
+        reason = f"{why}: {reason}" if why and reason else why or reason
+        self._record(result, verdict)
+        done = after(verdict) if after is not None else at
+        self.emit(TrialDone(self.task_id, self.scenario, iteration=self.iteration,
+                            trial_index=index, result=result, verdict=verdict,
+                            rate_pct=done.rate_pct, lower_pct=done.lower_pct,
+                            upper_pct=done.upper_pct, reason=reason))
+        if hook_error is not None:  # e.g. a VNF died: raised once the trial is recorded
+            raise hook_error
+        return Measurement(index, result, verdict, reason)
+
+    def _run(self, trial: Trial, index: int) -> tuple[TrialResult, NsbError | None]:
+        """The trial between the hooks; the trial's own error is the one to see."""
+        self.hooks.trial_started(index)
+        try:
+            result = self.generator.run_trial(trial)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.hooks.trial_measured(index)
+            raise
+        try:
+            self.hooks.trial_measured(index)
+        except NsbError as exc:
+            return result, exc
+        return result, None
+
+    def _record(self, result: TrialResult, verdict: Verdict) -> None:
+        frame = result.trial.frame_size
+        self._judged.setdefault(frame, []).append((result, verdict))
+        if verdict == GENERATOR_LIMITED:
+            known = self._best_short.get(frame)
+            if known is None or result.tx_rate_pps > known.tx_rate_pps:
+                self._best_short[frame] = result
+
+    def sample(self, index: int, generator_kpis: dict | None = None) -> None:
+        """KPIs without a trial (a profile that only watches): the generator's
+        ``generator_kpis`` and the hooks' after-trial samples, under ``index``."""
+        if generator_kpis:
+            self.emit(KpiSample(self.task_id, self.scenario, source=self.generator.name,
+                                node=self.generator.node.name, kpis=generator_kpis,
+                                trial_index=index))
+        self.hooks.trial_measured(index)
+
+    def result_ready(self, frame_size: Frame, best: TrialResult | None, speed_gbps: float,
+                     limited_by: LimitedBy, trials: int, profile: str,
+                     extra: dict | None = None) -> None:
+        """The answer for ``frame_size``, with the trials that back it (evidence)."""
+        best, reason = self._generator_limited_answer(frame_size, best, limited_by)
+        judged = self._judged.pop(frame_size, [])
+        extra = {**(extra or {}), "evidence": evidence(best, judged)}
+        if best is None and not reason:
+            rates = sorted({r.trial.rate_pps for r, _ in judged})
+            tried = f"; tried {len(rates)} rates, {rates[0]:,.0f}-{rates[-1]:,.0f} pps" \
+                if rates else ""
+            reason = f"no rate at or above the lower bound passed{tried}"
+        pps = best.tx_rate_pps if best else 0.0
+        self.emit(ResultReady(
+            self.task_id, self.scenario, iteration=self.iteration, frame_size=frame_size,
+            throughput_pps=pps, throughput_mbps=units.pps_to_mbps(pps, frame_size),
+            line_rate_pct=units.pps_to_pct(pps, frame_size, speed_gbps, self.ports),
+            loss_pct=best.loss_pct if best else 0.0, latency=best.latency if best else None,
+            limited_by=limited_by, trials=trials, profile=profile,
+            tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
+            extra={**extra, **self.hooks.result_kpis(frame_size, pps)},
+            limited_reason=reason))
+        self._best_short.pop(frame_size, None)
+
+    def _generator_limited_answer(self, frame_size: Frame, best: TrialResult | None,
+                                  limited_by: LimitedBy) -> tuple[TrialResult | None, str]:
+        """When the generator set the limit, the answer is the highest loss-free rate
+        measured: a loss-free trial proves the DUT forwards what was really sent,
+        even if that was less than asked."""
+        short = self._best_short.get(frame_size)
+        if limited_by != LimitedBy.GENERATOR:
+            return best, ""
+        if short is None or (best is not None and best.tx_rate_pps >= short.tx_rate_pps):
+            return best, "the generator could not send the faster rates asked"
+        asked = short.trial.rate_pps
+        return short, (f"the generator sent at most {short.tx_rate_pps:,.0f} pps without loss "
+                       f"(asked {asked:,.0f} pps); the DUT's limit was not reached")
+
+
+def evidence(best: TrialResult | None, judged: list[tuple[TrialResult, Verdict]]) -> dict:
+    """What backs an answer: the full-length trials that passed at its rate and the
+    seconds of loss-free traffic they sent, the trials at that rate that lost
+    frames, and the final search interval (the lowest failing rate above it)."""
+    def same_rate(result: TrialResult) -> bool:
+        return abs(result.trial.rate_pps - best.trial.rate_pps) <= \
+            1e-9 * max(1.0, best.trial.rate_pps)
+
+    failing = [r.trial.rate_pps for r, v in judged if v in (FAIL, GENERATOR_LIMITED)
+               and (best is None or r.trial.rate_pps > best.trial.rate_pps)]
+    found = {"lowest_failing_pps": min(failing, default=None)}
+    if best is None:
+        return {**found, "full_trials_passed": 0, "loss_free_s": 0.0, "failed_at_rate": 0}
+    full = best.trial.duration_s
+    at_rate = [(r, v) for r, v in judged if same_rate(r)]
+    return {
+        **found,
+        "rate_pps": best.trial.rate_pps,  # the rate asked of the trial that backs the answer
+        "full_trials_passed": sum(v == PASS and r.trial.duration_s >= full
+                                  for r, v in at_rate),
+        "loss_free_s": sum(r.trial.duration_s for r, v in at_rate
+                           if v == PASS and r.lost_packets <= 0),
+        "failed_at_rate": sum(v == FAIL for _, v in at_rate),
+    }
