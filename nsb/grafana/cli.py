@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from nsb.cli.options import command_group
 from nsb.errors import NsbError
 
 GRAFANA_URL_ENV = "NSB_GRAFANA_URL"
@@ -45,8 +44,10 @@ def _influx_args(parser: argparse.ArgumentParser, secrets: bool) -> None:
 
 def register(subparsers) -> None:
     """Add `grafana` with its `push` and `export` actions to the CLI's subparsers."""
-    actions = command_group(subparsers, "grafana",
-                            help="Grafana dashboards of the results nsb writes to InfluxDB")
+    grafana = subparsers.add_parser(
+        "grafana", help="Grafana dashboards of the results nsb writes to InfluxDB")
+    actions = grafana.add_subparsers(dest="grafana_command", metavar="ACTION")
+    actions.required = True
 
     push = actions.add_parser(
         "push", help="create or update the InfluxDB data source and the nsb dashboards "

@@ -9,7 +9,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from nsb.cli.options import command_group
 from nsb.errors import NsbError
 from nsb.events import TaskStatus
 
@@ -18,8 +17,10 @@ FORMATS = ("text", "csv", "json", "markdown")
 
 def register(subparsers) -> None:
     """Add `report` with its `html` and `table` actions to the CLI's subparsers."""
-    actions = command_group(subparsers, "report",
-                            help="summaries, comparisons and HTML reports of finished tasks")
+    report = subparsers.add_parser("report", help="summaries, comparisons and HTML reports "
+                                   "of finished tasks")
+    actions = report.add_subparsers(dest="report_command", metavar="ACTION")
+    actions.required = True
 
     html = actions.add_parser(
         "html", help="one self-contained HTML file: summary, charts, search trajectory, "

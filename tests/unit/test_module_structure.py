@@ -104,6 +104,16 @@ def test_the_task_package_imports_no_later_stage():
     assert sorted(t for t in reached if t.startswith(NOT_AT_LOAD)) == []
 
 
+def test_nothing_below_the_command_line_imports_it():
+    """The command line is the top layer: other packages never reach up into it."""
+    graph = import_graph()
+    upward = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                    for target in targets
+                    if target.startswith("nsb.cli") and not module.startswith("nsb.cli")
+                    and module != "nsb.__main__")
+    assert upward == []
+
+
 def _task_files() -> list[Path]:
     samples = sorted((ROOT / "samples").rglob("tc_*.yaml"))
     reference = ROOT.parent / "shared" / "reference" / "yardstick-samples"
