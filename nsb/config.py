@@ -6,6 +6,7 @@ etc/nsb/nsb.conf.sample (``tox -e genconfig``).
 
 from __future__ import annotations
 
+import functools
 import os
 
 from oslo_config import cfg
@@ -36,7 +37,9 @@ def list_opts():
     return [("DEFAULT", DEFAULT_OPTS), *_output_opts()]
 
 
-def _output_opts() -> list[tuple[str, list[cfg.Opt]]]:
+@functools.cache
+def _output_opts() -> tuple[tuple[str, list[cfg.Opt]], ...]:
+    """Each installed output's section; looked up once (load checks every file with it)."""
     from stevedore import driver
 
     from nsb import plugins
@@ -49,7 +52,7 @@ def _output_opts() -> list[tuple[str, list[cfg.Opt]]]:
             continue
         if getattr(cls, "CONF_OPTS", ()):
             found.append((name, list(cls.CONF_OPTS)))
-    return found
+    return tuple(found)
 
 
 def output_defaults(conf: cfg.ConfigOpts) -> dict[str, dict]:

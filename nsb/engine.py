@@ -60,8 +60,8 @@ class Plan:
 
     def summary(self) -> tuple[ScenarioSummary, ...]:
         """Per scenario its generator and profile, for outputs that tag with them."""
-        return tuple(ScenarioSummary(s.spec.name, s.generator.name, s.generator.spec.type,
-                                     s.profile.spec.type) for s in self.scenarios)
+        return tuple(ScenarioSummary(s.spec.name, s.generator.name, s.profile.spec.type)
+                     for s in self.scenarios)
 
     def describe(self) -> dict:
         """The resolved plan, as ``--dry-run`` prints it and results record it."""

@@ -51,11 +51,10 @@ class Event:
 
 @dataclass(frozen=True)
 class ScenarioSummary:
-    """What a scenario runs: its generator (name, plugin) and traffic profile plugin."""
+    """What a scenario runs: its generator (by name) and traffic profile (by plugin)."""
 
     name: str
     generator: str
-    generator_type: str
     profile: str
 
 

@@ -76,3 +76,16 @@ class TrialResult:
         if self.measured_rx_pps is not None:
             return self.measured_rx_pps
         return self.rx_packets / self.trial.duration_s
+
+
+def latency_record(latency: LatencyStats | None) -> dict | None:
+    """Latency as results files hold it: the statistics, ``p50_us``..., the histogram."""
+    if latency is None:
+        return None
+    record = {"samples": latency.samples, "min_us": latency.min_us, "avg_us": latency.avg_us,
+              "max_us": latency.max_us}
+    record.update({f"{key}_us": value for key, value in latency.percentiles_us.items()})
+    record["histogram"] = [{"le_us": edge, "count": count} for edge, count in latency.histogram]
+    if latency.overflow_samples:
+        record["histogram_overflow"] = latency.overflow_samples
+    return record

@@ -62,29 +62,8 @@ class SshExecutor(Executor):
         self._used_run_dir = False
 
     def __repr__(self) -> str:
-        return f"SshExecutor({self.name!r}, {self.user}@{self.host}:{self.port})"
-
-    # the connection's settings, read-only: it is their one owner
-
-    @property
-    def host(self) -> str:
-        return self._connection.host
-
-    @property
-    def port(self) -> int:
-        return self._connection.port
-
-    @property
-    def user(self) -> str:
-        return self._connection.user
-
-    @property
-    def key_filename(self) -> str | None:
-        return self._connection.key_filename
-
-    @property
-    def connect_timeout(self) -> float:
-        return self._connection.connect_timeout
+        c = self._connection
+        return f"SshExecutor({self.name!r}, {c.user}@{c.host}:{c.port})"
 
     @property
     def where(self) -> str:
@@ -103,10 +82,11 @@ class SshExecutor(Executor):
         guard = [] if timeout is None else ["timeout", "-k", "2", f"{timeout + 2:g}"]
         command = shlex.join(guard + argv)
         LOG.debug("%s: %s", self.name, shlex.join(argv))
+        open_timeout = self._connection.connect_timeout
         try:
             code, out, err = self._connection.call(
                 f"running {argv[0]}",
-                lambda t: exec_command(t, command, timeout, input, self.connect_timeout))
+                lambda t: exec_command(t, command, timeout, input, open_timeout))
         except TimeoutError:
             raise RunError(f"{self.name}: {argv[0]} did not finish within {timeout:g} s") \
                 from None
@@ -130,11 +110,13 @@ class SshExecutor(Executor):
         command = launch_command(self.run_dir, status, argv, remote_log, pipes)
         LOG.debug("%s: starting %s", self.name, shlex.join(argv))
 
+        open_timeout = self._connection.connect_timeout
+
         def launch(transport: paramiko.Transport) -> Launched:
             if pipes:
-                return launch_piped(transport, command, self.connect_timeout,
+                return launch_piped(transport, command, open_timeout,
                                     f"ssh-{self.name}-{number}")
-            return launch_detached(transport, command, self.connect_timeout)
+            return launch_detached(transport, command, open_timeout)
 
         launched = self._connection.call(f"starting {argv[0]}", launch)
         if launched.answer == "nsb-missing":

@@ -15,7 +15,7 @@ from typing import TextIO
 
 import yaml
 
-from nsb.contexts.base import Node
+from nsb.nodes.node import Node
 from nsb.task.pod_file import load_pod
 
 UNGROUPED = "ungrouped"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from nsb.contexts.base import Node
 from nsb.nodes import platform
+from nsb.nodes.node import Node
 
 LOG = logging.getLogger(__name__)
 

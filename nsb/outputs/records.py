@@ -16,19 +16,7 @@ from nsb.events import (
     TrialStarted,
 )
 from nsb.frames import Frame, FrameMix
-from nsb.trial import LatencyStats
-
-
-def latency_record(latency: LatencyStats | None) -> dict | None:
-    if latency is None:
-        return None
-    record = {"samples": latency.samples, "min_us": latency.min_us, "avg_us": latency.avg_us,
-              "max_us": latency.max_us}
-    record.update({f"{key}_us": value for key, value in latency.percentiles_us.items()})
-    record["histogram"] = [{"le_us": edge, "count": count} for edge, count in latency.histogram]
-    if latency.overflow_samples:
-        record["histogram_overflow"] = latency.overflow_samples
-    return record
+from nsb.trial import latency_record
 
 
 def frame_fields(frame: Frame) -> dict:

@@ -11,7 +11,7 @@ from nsb.plugin import Plugin
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
 from nsb.traffic_profiles.measurer import Measurer, SearchPoint
-from nsb.trial import Trial, TrialResult
+from nsb.trial import Trial, TrialResult, latency_record
 
 
 def step_below(rate: float, forwarded_pps: float, width: float) -> float:
@@ -23,8 +23,6 @@ def step_below(rate: float, forwarded_pps: float, width: float) -> float:
 def latency_sweep(measurer: Measurer, frame: Frame, ndr_pps: float, percents: list[float],
                   duration_s: float, flows: int | None, speed_gbps: float) -> dict:
     """Latency at fractions of the found NDR (as FD.io CSIT reports): one trial each."""
-    from nsb.outputs.records import latency_record
-
     sweep = {}
     for pct in percents:
         if ndr_pps <= 0 or measurer.should_stop():

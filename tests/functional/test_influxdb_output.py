@@ -202,7 +202,7 @@ def synthetic_events() -> list[Event]:
     events: list[Event] = [
         TaskStarted(TASK_ID, "", task_file=str(SAMPLE), description="d", plan=plan,
                     results_dir="/r", timestamp=now,
-                    scenarios=(ScenarioSummary("sc1", "tg0", "", "binsearch"),)),
+                    scenarios=(ScenarioSummary("sc1", "tg0", "binsearch"),)),
         PlatformFacts(TASK_ID, "", node="sut", timestamp=now + 0.1, facts={
             "hostname": "sut-1", "kernel": "6.1.0-18-amd64", "cpu_model": "Intel Xeon 6230",
             "cpus": 40, "sockets": 2, "memory_gib": 187.6, "hugepages_total": 1024,

@@ -34,7 +34,7 @@ from nsb.trial import LatencyStats, Trial, TrialResult
 T0 = 1_700_000_000.25
 PLAN = {"scenarios": [{"name": "sc", "traffic_generator": {"tg0": {"type": "trafgen"}},
                        "traffic_profile": {"type": "binsearch"}}]}
-SCENARIOS = (ScenarioSummary("sc", "tg0", "trafgen", "binsearch"),)
+SCENARIOS = (ScenarioSummary("sc", "tg0", "binsearch"),)
 
 
 def builder() -> ip.PointBuilder:

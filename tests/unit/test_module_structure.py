@@ -104,6 +104,19 @@ def test_the_task_package_imports_no_later_stage():
     assert sorted(t for t in reached if t.startswith(NOT_AT_LOAD)) == []
 
 
+def test_lower_packages_stay_below_the_stages_that_use_them():
+    """What a node is and what a profile measures come before what runs them: nodes
+    import no context, VNF or engine; profiles import no output."""
+    graph = import_graph()
+    upward = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                    for target in targets
+                    if (module.startswith("nsb.nodes")
+                        and target.startswith(("nsb.contexts", "nsb.vnfs", "nsb.engine")))
+                    or (module.startswith("nsb.traffic_profiles")
+                        and target.startswith("nsb.outputs")))
+    assert upward == []
+
+
 def test_nothing_below_the_command_line_imports_it():
     """The command line is the top layer: other packages never reach up into it."""
     graph = import_graph()

@@ -83,7 +83,8 @@ OVS_CYCLES_PER_PACKET = "cycles_per_packet"
 OVS_CACHE_FIELDS = ("emc_hits", "smc_hits", "megaflow_hits", "upcalls")
 OVS_DATAPATH_FLOWS = "datapath_flows"
 # nsb_platform fields
-PLATFORM_FIELDS = ("cpus", "sockets", "numa_nodes", "memory_gib", "hugepages_total", "nics")
+NICS = "nics"  # how many NICs the node has
+PLATFORM_FIELDS = ("cpus", "sockets", "numa_nodes", "memory_gib", "hugepages_total", NICS)
 
 
 def latency_field(stat: str) -> str:

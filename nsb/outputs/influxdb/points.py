@@ -168,7 +168,7 @@ class PointBuilder:
             tags[f"{tool}_version"] = version
         fields = {key: value for key, value in facts.items()
                   if key not in _PLATFORM_TAGS and not isinstance(value, (Mapping, str))}
-        fields[n.PLATFORM_FIELDS[-1]] = float(len(facts.get("nics") or {}))
+        fields[n.NICS] = float(len(facts.get("nics") or {}))
         return self._point(n.PLATFORM, event, self._tags(event, **{n.NODE: event.node}, **tags),
                            numeric_fields(fields))
 
