@@ -158,6 +158,21 @@ def signals_raise_interrupted():
             signal.signal(sig, old)
 
 
+@contextlib.contextmanager
+def _torn_down(context):
+    """Undeploy after the block. If the block failed, that failure is the task's error:
+    a teardown that fails too is logged, not raised in its place."""
+    try:
+        yield
+    except BaseException:
+        try:
+            context.undeploy()
+        except Exception as exc:  # noqa: BLE001 - the block's error is the one to see
+            LOG.error("teardown after the error failed too: %s", exc)
+        raise
+    context.undeploy()
+
+
 def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> None:
     """Run the plan; every event reaches the outputs, TaskFinished always comes last."""
     run = plan.run
@@ -171,8 +186,7 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
                                  description=plan.task.description, plan=plan.describe(),
                                  results_dir=str(run.results_dir),
                                  scenarios=plan.summary()))
-            with contextlib.ExitStack() as teardown:
-                teardown.callback(plan.context.undeploy)
+            with _torn_down(plan.context):
                 LOG.info("deploying %s context", plan.context.spec.type)
                 plan.context.deploy()
                 facts: dict[str, dict] = {}

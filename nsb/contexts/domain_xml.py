@@ -17,6 +17,7 @@ class Nic:
     mac: str
     tap: str = ""  # a tap device on the host, made beforehand (managed='no')
     vhost_socket: str = ""  # or a vhost-user socket QEMU serves (a switch connects)
+    pci: str = ""  # the guest PCI address (NSB's vpci), else libvirt picks one
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class VmDefinition:
     machine: str = "pc"
     cpu_mode: str = "maximum"
     cpu_pinning: tuple[int, ...] = ()  # host CPU of each vCPU
+    cpuset: str = ""  # or host CPUs every vCPU may run on, e.g. "0-9,20-29" (NSB)
     emulator_cpus: str = ""  # e.g. "0"
     hugepages: bool = False
 
@@ -47,7 +49,10 @@ def render(vm: VmDefinition) -> str:
     domain = ET.Element("domain", type=vm.domain_type)
     ET.SubElement(domain, "name").text = vm.name
     ET.SubElement(domain, "memory", unit="MiB").text = str(vm.ram_mb)
-    ET.SubElement(domain, "vcpu", placement="static").text = str(vm.vcpus)
+    vcpu = ET.SubElement(domain, "vcpu", placement="static")
+    vcpu.text = str(vm.vcpus)
+    if vm.cpuset:
+        vcpu.set("cpuset", vm.cpuset)
     if vm.cpu_pinning or vm.emulator_cpus:
         tune = ET.SubElement(domain, "cputune")
         for vcpu, cpu in enumerate(vm.cpu_pinning):
@@ -82,17 +87,25 @@ def render(vm: VmDefinition) -> str:
         ET.SubElement(disk, "source", file=vm.disk_image)
         ET.SubElement(disk, "target", dev="vda", bus="virtio")
     for nic in vm.nics:
-        if nic.vhost_socket:
-            interface = ET.SubElement(devices, "interface", type="vhostuser")
-            ET.SubElement(interface, "source", type="unix", path=nic.vhost_socket,
-                          mode="server")
-        else:
-            interface = ET.SubElement(devices, "interface", type="ethernet")
-            ET.SubElement(interface, "target", dev=nic.tap, managed="no")
-        ET.SubElement(interface, "mac", address=nic.mac)
-        ET.SubElement(interface, "model", type="virtio")
+        _nic(devices, nic)
     for kind in ("serial", "console"):
         element = ET.SubElement(devices, kind, type="file")
         ET.SubElement(element, "source", path=vm.console_log)
     ET.SubElement(devices, "memballoon", model="none")
     return ET.tostring(domain, encoding="unicode")
+
+
+def _nic(devices: ET.Element, nic: Nic) -> None:
+    if nic.vhost_socket:
+        interface = ET.SubElement(devices, "interface", type="vhostuser")
+        ET.SubElement(interface, "source", type="unix", path=nic.vhost_socket, mode="server")
+    else:
+        interface = ET.SubElement(devices, "interface", type="ethernet")
+        ET.SubElement(interface, "target", dev=nic.tap, managed="no")
+    ET.SubElement(interface, "mac", address=nic.mac)
+    ET.SubElement(interface, "model", type="virtio")
+    if nic.pci:
+        domain, bus, rest = nic.pci.split(":")
+        slot, function = rest.split(".")
+        ET.SubElement(interface, "address", type="pci", domain=f"0x{domain}", bus=f"0x{bus}",
+                      slot=f"0x{slot}", function=f"0x{function}")

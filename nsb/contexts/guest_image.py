@@ -153,6 +153,19 @@ def vm_initrd(image: GuestImage, authorized_key: str, out: Path,
     return out
 
 
+def host_binaries(paths: list[str], run, where) -> tuple[str, ...]:
+    """A context's ``guest_binaries``, absolute (relative ones from the task file); one
+    that is not an executable file is one located line."""
+    found = []
+    for index, path in enumerate(paths):
+        resolved = Path(path) if Path(path).is_absolute() else run.task_relative(path)
+        if not (resolved.is_file() and os.access(resolved, os.X_OK)):
+            raise where.error(f"{path}: no executable file there ({resolved})",
+                              "guest_binaries", index)
+        found.append(str(resolved))
+    return tuple(found)
+
+
 def _kernel_package() -> str:
     shown = subprocess.run(["apt-cache", "depends", KERNEL_META_PACKAGE], capture_output=True,
                            text=True).stdout

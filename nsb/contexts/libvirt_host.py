@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import threading
+import time
 import xml.etree.ElementTree as ET
 
 from nsb.errors import PrerequisiteError
@@ -101,3 +103,18 @@ def remove_task_domains(task_id: str, uri: str = DEFAULT_URI) -> list[str]:
         return [name for name in names if remove_domain(conn, name)]
     finally:
         conn.close()
+
+
+def wait_for_ssh(address: str, deadline: float) -> bool:
+    """True once an sshd greets on ``address``:22, False when ``deadline`` (monotonic)
+    passed: a VM is up when its sshd answers on the management address."""
+    while True:
+        try:
+            with socket.create_connection((address, 22), timeout=2) as sock:
+                if sock.recv(8).startswith(b"SSH-"):
+                    return True
+        except OSError:
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.5)

@@ -16,7 +16,6 @@ import contextlib
 import logging
 import os
 import shutil
-import socket
 import subprocess
 import time
 import zlib
@@ -220,7 +219,7 @@ class LibvirtContext(Context, CrossLinking):
         if vm.get("image"):
             return domain_xml.VmDefinition(disk_image=vm["image"], **common)
         initrd = guest_image.vm_initrd(image, key, self.work_dir / f"{node.name}-initrd.gz",
-                                       self._guest_binaries())
+                                       self.guest_binaries())
         names = ",".join([f"{_mgmt_mac(self.tag, node.name)}=mgmt"]
                          + [f"{i.mac}={i.name}" for i in node.interfaces.values()])
         cmdline = (f"console=ttyS0 quiet nsb.mgmt={node.ssh.host}/24 nsb.nics={names} "
@@ -230,16 +229,9 @@ class LibvirtContext(Context, CrossLinking):
         return domain_xml.VmDefinition(kernel=str(image.kernel), initrd=str(initrd),
                                        cmdline=cmdline, **common)
 
-    def _guest_binaries(self) -> tuple[str, ...]:
-        """The guest_binaries, absolute; one that is not an executable file is one line."""
-        found = []
-        for index, path in enumerate(self.options["guest_binaries"]):
-            resolved = Path(path) if Path(path).is_absolute() else self.run.task_relative(path)
-            if not (resolved.is_file() and os.access(resolved, os.X_OK)):
-                raise self.spec.where.error(f"{path}: no executable file there ({resolved})",
-                                            "guest_binaries", index)
-            found.append(str(resolved))
-        return tuple(found)
+    def guest_binaries(self) -> tuple[str, ...]:
+        return guest_image.host_binaries(self.options["guest_binaries"], self.run,
+                                         self.spec.where)
 
     def console_log(self, vm: str) -> Path:
         """Where the VM's serial console goes while it runs (kept in the results' logs)."""
@@ -292,20 +284,13 @@ class LibvirtContext(Context, CrossLinking):
 
     def _wait_for_ssh(self, node: Node, deadline: float) -> None:
         """The VM is up when its sshd greets on the management address."""
-        while True:
-            try:
-                with socket.create_connection((node.ssh.host, 22), timeout=2) as sock:
-                    if sock.recv(8).startswith(b"SSH-"):
-                        LOG.info("VM %s: SSH up at %s", node.name, node.ssh.host)
-                        return
-            except OSError:
-                pass
-            if time.monotonic() >= deadline:
-                console = _tail(self.console_log(node.name))
-                raise RunError(f"VM {node.name} did not answer SSH on {node.ssh.host}:22 within "
-                               f"boot_timeout_s ({self.options['boot_timeout_s']:g} s); last "
-                               f"lines of its console:\n{console}")
-            time.sleep(0.5)
+        if libvirt_host.wait_for_ssh(node.ssh.host, deadline):
+            LOG.info("VM %s: SSH up at %s", node.name, node.ssh.host)
+            return
+        console = _tail(self.console_log(node.name))
+        raise RunError(f"VM {node.name} did not answer SSH on {node.ssh.host}:22 within "
+                       f"boot_timeout_s ({self.options['boot_timeout_s']:g} s); last "
+                       f"lines of its console:\n{console}")
 
     # --- teardown --------------------------------------------------------------------
 

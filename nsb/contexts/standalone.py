@@ -5,13 +5,13 @@ A host file names the libvirt host (the node whose role is ``OvsDpdk`` or
 nodes named by their key) with a management address and one NIC per network;
 ``networks`` give each NIC its physical port (``phy_port``, the host's PF), its
 guest PCI address (``vpci``) and address (``cidr``). With OVS-DPDK each
-network is a DPDK port and a vhost-user port on bridge br0, with flows between
-them; with SR-IOV each network is a VF of its PF passed to the VM as a hostdev.
-The plan shows all of it as NSB would set it up (the VMs, vCPU topology and
-pinning, NICs, OVS settings, VFs). A run checks the host first (reachable, the
-PFs, VFs, hugepages) and says in one line what it lacks; deploying the VMs on a
-remote host is not done yet (the libvirt context runs VMs on this machine).
-``vm_deploy: false`` uses the VMs already listed in the host file, over SSH.
+network is a DPDK port and each VM NIC a vhost-user port on bridge br0, with
+flows between them; with SR-IOV each network is a VF of its PF passed to the VM
+as a hostdev. The plan shows all of it (the VMs, vCPU topology and pinning,
+NICs, OVS settings, VFs). A run checks the host first (reachable, the PFs, VFs,
+hugepages) and says in one line what it lacks; StandaloneOvsDpdk then brings
+OVS-DPDK and the VMs up on the host (standalone_host). ``vm_deploy: false``
+uses the VMs already listed in the host file, over SSH.
 """
 
 from __future__ import annotations
@@ -20,97 +20,27 @@ import ipaddress
 import logging
 from pathlib import Path
 
-from nsb.contexts import topology
+from nsb.contexts import guest_image, standalone_ovs, standalone_schema, topology
 from nsb.contexts.baremetal import connect, disconnect
-from nsb.contexts.base import Context, Interface, Link, Node, SshAccess
+from nsb.contexts.base import Context, Endpoint, Interface, Link, Node, SshAccess
 from nsb.contexts.combined import CrossLinking
+from nsb.contexts.standalone_host import OvsDpdkHost
 from nsb.errors import PrerequisiteError
-from nsb.nodes import platform
+from nsb.nodes.node import stable_mac
 from nsb.task.pod_file import load_pod
 from nsb.task.standalone_file import host_file, server_pod
+from nsb.vnfs import ovs_daemons
 
 LOG = logging.getLogger(__name__)
 
-_NETWORK = {
-    "type": "object",
-    "required": ["phy_port", "vpci", "cidr"],
-    "properties": {
-        "phy_port": {"type": "string", "pattern": "^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
-                     "[0-9a-fA-F]{2}\\.[0-7]$"},
-        "vpci": {"type": "string", "pattern": "^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
-                 "[0-9a-fA-F]{2}\\.[0-7]$"},
-        "cidr": {"type": "string"},
-        "gateway_ip": {"type": "string"},
-        "phy_driver": {"type": "string"},
-        "port_num": {"type": "integer", "minimum": 0},
-    },
-}
-_SERVER = {
-    "type": "object",
-    "required": ["network_ports"],
-    "properties": {"network_ports": {
-        "type": "object", "required": ["mgmt"],
-        "properties": {"mgmt": {"type": "object", "required": ["cidr"],
-                                "properties": {"cidr": {"type": "string"}}}},
-        "additionalProperties": {"type": "array", "minItems": 1,
-                                 "items": {"type": "string"}},
-    }},
-}
-_FLAVOR = {
-    "type": "object",
-    "properties": {
-        "images": {"type": "string"},
-        "ram": {"type": "integer", "minimum": 256, "default": 4096},
-        "hw_socket": {"type": "integer", "minimum": 0},
-        "user": {"type": "string"}, "password": {"type": "string"},
-        "key_filename": {"type": "string"},
-        "extra_specs": {"type": "object", "properties": {
-            "hw:cpu_sockets": {"type": "integer", "minimum": 1},
-            "hw:cpu_cores": {"type": "integer", "minimum": 1},
-            "hw:cpu_threads": {"type": "integer", "minimum": 1},
-            "hw_socket": {"type": "integer", "minimum": 0},
-            "cputune": {"type": "string"},
-        }},
-    },
-}
-_OVS = {
-    "type": "object",
-    "properties": {
-        "version": {"type": "object", "properties": {"ovs": {"type": ["string", "number"]},
-                                                      "dpdk": {"type": ["string", "number"]}}},
-        "pmd_threads": {"type": "integer", "minimum": 1},
-        "pmd_cpu_mask": {"type": ["string", "integer"]},
-        "lcore_mask": {"type": ["string", "integer"]},
-        "ram": {"type": "object", "properties": {"socket_0": {"type": "integer"},
-                                                  "socket_1": {"type": "integer"}}},
-        "queues": {"type": "integer", "minimum": 1},
-        "vpath": {"type": "string"},
-    },
-}
-
+DPDK_DRIVERS = ("vfio-pci", "igb_uio", "uio_pci_generic")
 
 class StandaloneContext(Context, CrossLinking):
     """VMs on a libvirt host reached over SSH (NSB's standalone contexts)."""
 
     HOST_ROLE = ""
     KIND = ""
-    OPTIONS_SCHEMA = {
-        "type": "object",
-        "required": ["file", "servers", "networks"],
-        # keys NSB's standalone contexts do not read are ignored there; here too
-        "additionalProperties": True,
-        "properties": {
-            "name": {"type": "string"},
-            "file": {"type": "string", "minLength": 1},
-            "vm_deploy": {"type": "boolean", "default": True},
-            "flavor": _FLAVOR,
-            "servers": {"type": "object", "minProperties": 1, "additionalProperties": _SERVER},
-            "networks": {"type": "object", "minProperties": 1,
-                         "additionalProperties": _NETWORK},
-            "links": topology.LINKS_SCHEMA,
-            "nfvi_type": {"type": "string"},
-        },
-    }
+    OPTIONS_SCHEMA = standalone_schema.OPTIONS
 
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
@@ -133,12 +63,15 @@ class StandaloneContext(Context, CrossLinking):
         self.flavor = flavor
         for name, network in options["networks"].items():
             _network_address(network["cidr"], where, ("networks", name, "cidr"))
+        self.guest_pci: dict[Endpoint, str] = {}  # NSB's vpci of each VM NIC
         if options["vm_deploy"]:
             self.nodes = {name: self._vm_node(index, name, server)
                           for index, (name, server) in enumerate(options["servers"].items())}
         else:  # NSB: the VMs exist and are listed in the host file
             self.nodes = {n.name: n for n in host_nodes.values() if n is not self.host}
         self.links: list[Link] = []
+        self._foreign: dict[str, Node] = {}
+        self.deployment = None  # what a run set up on the host
 
     # --- the VMs as nodes ----------------------------------------------------------------
 
@@ -151,11 +84,17 @@ class StandaloneContext(Context, CrossLinking):
                                   f"{', '.join(self.options['networks'])})",
                                   "servers", name, "network_ports", port, 0)
         raw = server_pod(self.KIND, index, name, server, self.options["networks"])
-        interfaces = {port: Interface(name=port, mac=entry["local_mac"],
-                                      ip=f"{entry['local_ip']}/{entry['prefixlen']}",
-                                      pci=entry["vpci"], driver=entry["driver"],
-                                      dpdk_port=entry["dpdk_port_num"])
-                      for port, entry in raw["interfaces"].items()}
+        kernel = self.guest_has_kernel_nics()
+        interfaces = {}
+        for port, entry in raw["interfaces"].items():
+            self.guest_pci[Endpoint(name, port)] = entry["vpci"]
+            interfaces[port] = Interface(
+                name=port, mac=entry["local_mac"], dpdk_port=entry["dpdk_port_num"],
+                ip=f"{entry['local_ip']}/{entry['prefixlen']}",
+                # nsb's guest: kernel NICs (named by MAC), no PCI device to bind
+                pci="" if kernel else entry["vpci"],
+                driver="virtio_net" if kernel else entry["driver"],
+                kind="virtio" if kernel else "veth")
         mgmt = _network_address(ports["mgmt"]["cidr"], where,
                                 ("servers", name, "network_ports", "mgmt", "cidr"))
         ssh = SshAccess(host=str(mgmt.ip), user=self.flavor.get("user", "root"),
@@ -164,15 +103,57 @@ class StandaloneContext(Context, CrossLinking):
         return Node(name=name, role=name, interfaces=interfaces, ssh=ssh,
                     pod={**raw, "user": ssh.user})
 
+    def guest_has_kernel_nics(self) -> bool:
+        """The VMs boot nsb's guest, whose NICs stay kernel interfaces."""
+        return False
+
     def link_across(self, others: dict) -> None:
+        self._foreign = dict(others)
         nodes = {**others, **self.nodes}
         self.links = topology.build_links(self.options.get("links", []), nodes, self.spec.where)
+        for link in self.links:  # the far end of a VM NIC: the network's gateway_ip
+            for vm_end, far_end in ((link.a, link.b), (link.b, link.a)):
+                far = nodes[far_end.node].interfaces[far_end.interface]
+                if vm_end.node in self.nodes and far_end.node not in self.nodes and not far.ip:
+                    far.ip = _gateway(self.network_of(vm_end.node, vm_end.interface)[1])
         self.connect_peers(nodes)
 
     # --- the plan --------------------------------------------------------------------------
 
     def vm_name(self, index: int) -> str:
         return f"vm_{index}"
+
+    def domain_name(self, index: int) -> str:
+        """The libvirt domain: NSB's vm_<i>, named after the run (a killed run's VMs
+        are found by it)."""
+        return f"nsb-{self.run.task_id}-{self.vm_name(index)}"
+
+    def domain_type(self) -> str:
+        return self.options["domain_type"]
+
+    def libvirt_uri(self) -> str:
+        """The host's libvirt over SSH, with the host file's key (libvirt cannot ask for
+        a password)."""
+        if self.options.get("libvirt_uri"):
+            return self.options["libvirt_uri"]
+        ssh = self.host.ssh
+        if not ssh.key_filename:
+            raise PrerequisiteError(f"host {self.host.name}: libvirt over SSH needs a "
+                                    "key_filename in the host file (it cannot use a password)")
+        return (f"qemu+ssh://{ssh.user}@{ssh.host}:{ssh.port}/system?keyfile="
+                f"{ssh.key_filename}&no_verify=1&no_tty=1")
+
+    def mgmt_addresses(self) -> dict[str, str]:
+        """Per VM its management address with prefix length (servers' mgmt cidr)."""
+        return {name: server["network_ports"]["mgmt"]["cidr"]
+                for name, server in self.options["servers"].items()}
+
+    def mgmt_mac(self, vm: str) -> str:
+        return stable_mac(self.run.task_id, vm, "mgmt")
+
+    def guest_binaries(self) -> tuple[str, ...]:
+        return guest_image.host_binaries(self.options["guest_binaries"], self.run,
+                                         self.spec.where)
 
     def describe(self) -> dict:
         described = super().describe()
@@ -182,28 +163,34 @@ class StandaloneContext(Context, CrossLinking):
         if not self.options["vm_deploy"]:
             return described
         described["vms"] = {}
+        gateways = standalone_ovs.mgmt_plan(self.mgmt_addresses(), [])
+        kvm = self.domain_type() == "kvm"
         for index, (name, node) in enumerate(self.nodes.items()):
+            images = self.flavor.get("images")
             described["vms"][self.vm_name(index)] = {
-                "node": name,
-                "image": f"/var/lib/libvirt/images/{index}.qcow2 (backing file "
-                         f"{self.flavor.get('images', '<flavor.images missing>')})",
+                "node": name, "domain": self.domain_name(index),
+                "image": f"overlay of {images} (the image configures itself, as NSB's)"
+                         if images else "nsb guest (kernel + initramfs, copied to the host)",
                 "ram_mb": self.flavor.get("ram", 4096), "vcpus": self.vcpus,
-                "cpu": {"mode": "host-passthrough", **self.topology},
-                "cpu_pinning": f"every vCPU on the cores of host socket {self._socket()} "
-                               "and their hyperthread siblings (read from the host)",
-                "memory": "hugepages, shared (NUMA cell 0)",
+                "domain_type": self.domain_type(),
+                "cpu": {"mode": "host-passthrough" if kvm else "maximum", **self.topology},
+                "cpu_pinning": f"every vCPU on the CPUs of host NUMA node {self.socket()} "
+                               "(read from the host)",
+                "memory": self.MEMORY,
                 "machine": "pc",
-                "mgmt": {"bridge": "br-int", "ip": node.ssh.host},
+                "mgmt": {"ip": node.ssh.host, "bridge": "the host bridge with an address in "
+                         f"its subnet (NSB's br-int), else a bridge of the run with "
+                         f"{gateways[name][1]}"},
                 "nics": {iface.name: self._describe_nic(name, iface)
                          for iface in node.interfaces.values()},
             }
         return described
 
-    def _socket(self) -> int:
+    def socket(self) -> int:
         specs = self.flavor.get("extra_specs") or {}
         return int(self.flavor.get("hw_socket", specs.get("hw_socket", 0)))
 
-    def _network_of(self, vm: str, port: str) -> tuple[str, dict]:
+    def network_of(self, vm: str, port: str) -> tuple[str, dict]:
         name = self.options["servers"][vm]["network_ports"][port][0]
         return name, self.options["networks"][name]
 
@@ -213,26 +200,23 @@ class StandaloneContext(Context, CrossLinking):
     # --- a run -----------------------------------------------------------------------------
 
     def deploy(self) -> None:
+        """The VMs of the host file (vm_deploy: false), or the host checked (its
+        connection stays open for the deployment)."""
         if not self.options["vm_deploy"]:
             connect(self.nodes.values(), self.run.task_id)
             return
         connect([self.host], self.run.task_id)
-        try:
-            problems = self.host_problems(self.host.executor)
-        finally:
-            self.host.executor.close()
-            self.host.executor = None
+        problems = self.host_problems(self.host.executor)
         if problems:
             raise PrerequisiteError(f"{self.KIND} host {self.host.name} "
                                     f"({self.host.ssh.host}): " + "; ".join(problems))
-        raise PrerequisiteError(f"not supported yet: deploying {self.KIND} VMs on a remote "
-                                f"libvirt host ({self.host.name}); the libvirt context runs "
-                                "VMs on this machine")
 
     def host_problems(self, executor) -> list[str]:
         """What the host lacks for this context's networks, one phrase each."""
         problems = []
         for name, network in self.options["networks"].items():
+            if not standalone_ovs.is_pci(network["phy_port"]):
+                continue  # an interface: there, or cabled by the lab (standalone_host)
             device = f"/sys/bus/pci/devices/{network['phy_port']}"
             if executor.run(["test", "-e", device], check=False).returncode != 0:
                 problems.append(f"network {name}: no PCI device {network['phy_port']} "
@@ -248,67 +232,80 @@ class StandaloneOvsDpdk(StandaloneContext):
 
     HOST_ROLE = "OvsDpdk"
     KIND = "StandaloneOvsDpdk"
-    OPTIONS_SCHEMA = {**StandaloneContext.OPTIONS_SCHEMA, "properties": {
-        **StandaloneContext.OPTIONS_SCHEMA["properties"], "ovs_properties": _OVS}}
+    OPTIONS_SCHEMA = standalone_schema.OVS_DPDK_OPTIONS
+    MEMORY = "shared (memfd): OVS-DPDK reads and writes it through vhost-user"
 
-    def ovs(self) -> dict:
-        """OVS-DPDK as NSB sets it up on the host: settings, ports, flows."""
-        props = self.options.get("ovs_properties") or {}
-        ram = props.get("ram") or {}
-        threads = props.get("pmd_threads", 2)
-        mask = props.get("pmd_cpu_mask") or hex(((1 << threads) - 1) << 1)
-        other_config = {"dpdk-init": "true",
-                        "dpdk-socket-mem": f"{ram.get('socket_0', 2048)},"
-                                           f"{ram.get('socket_1', 2048)}",
-                        "pmd-cpu-mask": str(mask)}
-        if props.get("lcore_mask"):
-            other_config["dpdk-lcore-mask"] = str(props["lcore_mask"])
-        networks = list(self.options["networks"].items())
-        ports = {}
-        for name, network in networks:
-            number = network.get("port_num", 0)
-            ports[f"dpdk{number}"] = {"type": "dpdk", "dpdk-devargs": network["phy_port"],
-                                      "n_rxq": props.get("queues", 1), "network": name}
-        for position, (name, _) in enumerate(networks):
-            port, socket = self._vhost_port(position)
-            ports[port] = {"type": "dpdkvhostuser", "network": name, "socket": socket}
-        count = len(networks)
-        flows = [rule for i in range(1, count + 1) for rule in (
-            f"in_port={i},action=output:{count + i}", f"in_port={count + i},action=output:{i}")]
-        version = props.get("version") or {}
-        return {"version": {"ovs": str(version.get("ovs", "2.6.0")),
-                            "dpdk": str(version.get("dpdk", "16.07.2"))},
-                "vpath": self._vpath(), "bridge": "br0", "datapath_type": "netdev",
-                "other_config": other_config, "pmd_threads": threads, "ports": ports,
-                "flows": flows}
+    def guest_has_kernel_nics(self) -> bool:
+        return not self.flavor.get("images")
 
-    def _vpath(self) -> str:
-        return (self.options.get("ovs_properties") or {}).get("vpath", "/usr/local")
-
-    def _vhost_port(self, position: int) -> tuple[str, str]:
-        """NSB's vhost-user port of the ``position``-th network and its socket."""
-        name = f"dpdkvhostuser{position}"
-        return name, f"{self._vpath()}/var/run/openvswitch/{name}"
+    def work_dir(self) -> str:
+        """The run's directory on the host (OVS, sockets, the guest's files)."""
+        return f"/tmp/nsb-{self.run.task_id}/standalone"
 
     def describe(self) -> dict:
         described = super().describe()
-        described["ovs"] = self.ovs()
+        layout = standalone_ovs.layout(self, self.work_dir())
+        props = self.options.get("ovs_properties") or {}
+        described["ovs"] = {
+            "vswitchd": layout.vswitchd, "bridge": layout.bridge, "datapath_type": "netdev",
+            "other_config": layout.other_config(), "pmd_threads": layout.settings["pmd_threads"],
+            "ports": layout.ports, "flows": layout.flows,
+            "as_nsb_asks": {"version": props.get("version") or {}, "vpath": props.get("vpath")},
+            "note": "the host's own OVS-DPDK build runs (ovs_properties.version is not "
+                    "built); dpdk-socket-mem is cut to the host's NUMA nodes"}
         return described
 
     def _describe_nic(self, vm: str, iface: Interface) -> dict:
-        name, network = self._network_of(vm, iface.name)
-        port, socket = self._vhost_port(list(self.options["networks"]).index(name))
-        return {"network": name, "type": "vhostuser (client, virtio, 4 queues)",
+        name, network = self.network_of(vm, iface.name)
+        layout = standalone_ovs.layout(self, self.work_dir())
+        socket = layout.socket_of(Endpoint(vm, iface.name))
+        port = next(p for p, o in layout.ports.items() if o.get("socket") == socket)
+        return {"network": name, "type": "vhostuser (QEMU serves the socket, OVS connects)",
                 "socket": socket, "ovs_port": port, "phy_port": network["phy_port"],
-                "guest_pci": iface.pci, "mac": iface.mac, "ip": iface.ip}
+                "guest_pci": self.guest_pci[Endpoint(vm, iface.name)], "mac": iface.mac,
+                "ip": iface.ip}
 
     def host_problems(self, executor) -> list[str]:
         problems = super().host_problems(executor)
-        if not platform.memory(executor).get("hugepages_total"):
-            problems.append("no hugepages (HugePages_Total 0): OVS-DPDK needs them")
-        if not executor.which("ovs-vswitchd"):
-            problems.append("no ovs-vswitchd (apt-get install openvswitch-switch-dpdk)")
+        for name, network in self.options["networks"].items():
+            port = network["phy_port"]
+            if not standalone_ovs.is_pci(port) or any(port in p for p in problems):
+                continue
+            driver = executor.run(["readlink", f"/sys/bus/pci/devices/{port}/driver"],
+                                  check=False).stdout.strip().rsplit("/", 1)[-1]
+            if driver not in DPDK_DRIVERS:
+                problems.append(f"network {name}: {port} is bound to {driver or 'no driver'}, "
+                                f"not to one DPDK can use ({', '.join(DPDK_DRIVERS)}; "
+                                "dpdk-devbind.py -b vfio-pci " + port + ")")
+        if executor.run(["grep", "-qs", "hugetlbfs", "/proc/mounts"], check=False).returncode:
+            problems.append("no hugetlbfs mounted (mount -t hugetlbfs nodev /dev/hugepages): "
+                            "OVS-DPDK needs it")
+        needed = [(ovs_daemons.DPDK_VSWITCHD, "openvswitch-switch-dpdk")]
+        if self.flavor.get("images"):  # the VM's disk: an overlay of it
+            needed.append(("qemu-img", "qemu-utils"))
+        for binary, package in needed:
+            if not executor.which(binary):
+                problems.append(f"no {binary} (apt-get install {package})")
         return problems
+
+    def deploy(self) -> None:
+        super().deploy()
+        if not self.options["vm_deploy"]:
+            return
+        self.deployment = OvsDpdkHost(self, self.host.executor, self._foreign)
+        self.deployment.up()
+        connect(self.nodes.values(), self.run.task_id)
+
+    def undeploy(self) -> None:
+        try:
+            disconnect([n for n in self.nodes.values() if n.executor])
+        finally:
+            try:
+                if self.deployment is not None:
+                    self.deployment.down()
+                    self.deployment = None
+            finally:
+                disconnect([self.host] if self.host.executor else [])
 
 
 class StandaloneSriov(StandaloneContext):
@@ -316,8 +313,16 @@ class StandaloneSriov(StandaloneContext):
 
     HOST_ROLE = "Sriov"
     KIND = "StandaloneSriov"
+    MEMORY = "hugepages, shared (NUMA cell 0), as NSB"
+
+    def deploy(self) -> None:
+        super().deploy()
+        if self.options["vm_deploy"]:
+            raise PrerequisiteError(f"not supported yet: deploying {self.KIND} VMs (hostdev "
+                                    f"VFs) on {self.host.name}; StandaloneOvsDpdk deploys")
+
     def _describe_nic(self, vm: str, iface: Interface) -> dict:
-        name, network = self._network_of(vm, iface.name)
+        name, network = self.network_of(vm, iface.name)
         domain, bus, rest = iface.pci.split(":")
         slot, function = rest.split(".")
         guest = (f"<address type='pci' domain='0x{domain}' bus='0x{bus}' slot='0x{slot}' "
@@ -329,7 +334,8 @@ class StandaloneSriov(StandaloneContext):
                               f"'{iface.mac}'/><source><address type='pci' (the PCI address "
                               f"of {network['phy_port']}'s virtfn0, read on the host)/>"
                               f"</source>{guest}</interface>",
-                "guest_pci": iface.pci, "mac": iface.mac, "ip": iface.ip}
+                "guest_pci": self.guest_pci[Endpoint(vm, iface.name)], "mac": iface.mac,
+                "ip": iface.ip}
 
     def describe(self) -> dict:
         described = super().describe()
@@ -341,6 +347,10 @@ class StandaloneSriov(StandaloneContext):
         problems = super().host_problems(executor)
         for name, network in self.options["networks"].items():
             device = f"/sys/bus/pci/devices/{network['phy_port']}"
+            if not standalone_ovs.is_pci(network["phy_port"]):
+                problems.append(f"network {name}: phy_port {network['phy_port']} is not a PCI "
+                                "address (SR-IOV needs the PF's)")
+                continue
             if any(network["phy_port"] in p for p in problems):
                 continue
             total = executor.run(["cat", f"{device}/sriov_totalvfs"], check=False)
@@ -361,3 +371,13 @@ def _network_address(cidr: str, where, at: tuple):
     except ValueError:
         raise where.error(f"{cidr!r} is not an address with a prefix length (e.g. "
                           "152.16.100.10/24)", *at) from None
+
+
+def _gateway(network: dict) -> str:
+    """The address of a VM network's far end: its gateway_ip, else the subnet's first
+    address that is not the VM's."""
+    vm = ipaddress.ip_interface(network["cidr"])
+    if network.get("gateway_ip"):
+        return f"{network['gateway_ip']}/{vm.network.prefixlen}"
+    first = next(ip for ip in vm.network.hosts() if ip != vm.ip)
+    return f"{first}/{vm.network.prefixlen}"

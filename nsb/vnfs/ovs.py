@@ -10,18 +10,13 @@ logs live in a run directory of the task, removed at teardown.
 from __future__ import annotations
 
 import logging
-import time
 
 from nsb.contexts.base import vhost_socket
-from nsb.errors import RunError
-from nsb.executors.base import tail
-from nsb.vnfs import dpdk_telemetry, hugepages, ovs_stats
+from nsb.vnfs import dpdk_telemetry, hugepages, ovs_daemons, ovs_stats
 from nsb.vnfs.base import Vnf
 
 LOG = logging.getLogger(__name__)
 
-SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
-DPDK_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"  # Debian's DPDK build
 DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 
 
@@ -65,39 +60,30 @@ class OvsVnf(Vnf):
             raise spec.options_where.error(
                 f"ports {', '.join(vhost)} are vhost-user: they need OVS-DPDK (dpdk_init: true)",
                 "dpdk_init")
-        self.processes_started: list = []
         self.log = ""
+        self.daemons: ovs_daemons.OvsDaemons | None = None  # once instantiated
         self._hugepages = 0
         # its own DPDK file prefix: the runtime dir is named after the task
         self.file_prefix = f"nsb-{run.task_id}-{spec.name}"
 
     # --- commands --------------------------------------------------------
 
-    def _env(self) -> list[str]:
-        return ["env", f"OVS_RUNDIR={self.work_dir}", f"OVS_LOGDIR={self.work_dir}",
-                f"OVS_DBDIR={self.work_dir}"]
-
     def vsctl(self, *args: str) -> str:
-        return self.executor.run([*self._env(), "ovs-vsctl", f"--db=unix:{self.work_dir}/db.sock",
-                                  "--timeout=10", *args], timeout=20).stdout
+        return self.daemons.vsctl(*args)
 
     def ofctl(self, *args: str) -> str:
-        return self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", *args[:1],
-                                  f"unix:{self.work_dir}/{self.bridge}.mgmt", *args[1:]],
-                                 timeout=20).stdout
+        return self.daemons.ofctl(self.bridge, *args)
 
     def appctl(self, *args: str) -> str:
-        return self.executor.run(["ovs-appctl", "-t", f"{self.work_dir}/ovs-vswitchd.ctl", *args],
-                                 timeout=20).stdout
+        return self.daemons.appctl(*args)
 
     def required_binaries(self) -> list[str]:
-        return ["ovsdb-server", self.vswitchd(), "ovs-vsctl", "ovs-ofctl", "ovs-appctl",
-                "ovsdb-tool"]
+        return [*ovs_daemons.BINARIES, self.vswitchd()]
 
     def vswitchd(self) -> str:
         if self.options.get("vswitchd_path"):
             return self.options["vswitchd_path"]
-        return DPDK_VSWITCHD if self.options["dpdk_init"] else "ovs-vswitchd"
+        return ovs_daemons.DPDK_VSWITCHD if self.options["dpdk_init"] else "ovs-vswitchd"
 
     def _port_names(self) -> list[str]:
         return [p for link in self.links for p in (link.switch_a.interface,
@@ -116,7 +102,7 @@ class OvsVnf(Vnf):
                                       DEFAULT_SOCKET_MEM).split(","))
 
     def processes(self) -> list:
-        return list(self.processes_started)
+        return list(self.daemons.processes) if self.daemons else []
 
     def describe(self) -> dict:
         described = super().describe()
@@ -158,30 +144,15 @@ class OvsVnf(Vnf):
     # --- lifecycle -------------------------------------------------------
 
     def instantiate(self) -> None:
-        run = self.executor.run
-        run(["mkdir", "-p", self.work_dir])
-        run(["ovsdb-tool", "create", f"{self.work_dir}/conf.db", SCHEMA])
         self.log = self.log_path("ovs")
-        self.processes_started.append(self.executor.start(
-            [*self._env(), "ovsdb-server", f"{self.work_dir}/conf.db",
-             f"--remote=punix:{self.work_dir}/db.sock",
-             f"--pidfile={self.work_dir}/ovsdb-server.pid",
-             f"--unixctl={self.work_dir}/ovsdb-server.ctl", "-vconsole:info"],
-            log_path=self.log))
-        self._wait_for(f"{self.work_dir}/db.sock", "ovsdb-server")
-        self.vsctl("--no-wait", "init")
-        self._set_other_config()
+        self.daemons = ovs_daemons.OvsDaemons(self.executor, self.work_dir, self.vswitchd(),
+                                              self.log, self.name)
         if self.options["dpdk_init"]:
             self._hugepages = hugepages.reserve(
                 self.executor, hugepages.pages_for(self.socket_mem_mb()), self.name,
                 self.run.task_id)
-        self.processes_started.append(self.executor.start(
-            [*self._env(), self.vswitchd(), f"unix:{self.work_dir}/db.sock",
-             f"--pidfile={self.work_dir}/ovs-vswitchd.pid",
-             f"--unixctl={self.work_dir}/ovs-vswitchd.ctl", "-vconsole:info"], log_path=self.log))
-        self._wait_for(f"{self.work_dir}/ovs-vswitchd.ctl", "ovs-vswitchd")
-        ports = [p for link in self.links for p in (link.switch_a.interface,
-                                                      link.switch_b.interface)]
+        self.daemons.start(self._other_config())
+        ports = self._port_names()
         args = ["add-br", self.bridge, "--", "set", "bridge", self.bridge,
                 f"datapath_type={self.options['datapath']}", "fail_mode=secure"]
         for port in ports:
@@ -209,36 +180,13 @@ class OvsVnf(Vnf):
                  "max-idle": self.options.get("max_idle")}
         return {k: str(v) for k, v in pairs.items() if v is not None}
 
-    def _set_other_config(self) -> None:
-        settings = [f'other_config:{k}="{v}"' for k, v in self._other_config().items()]
-        if settings:
-            self.vsctl("--no-wait", "set", "Open_vSwitch", ".", *settings)
-
-    def _wait_for(self, path: str, what: str, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.executor.run(["test", "-S", path], check=False).returncode != 0:
-            dead = [p for p in self.processes_started if p.poll() is not None]
-            if dead or time.monotonic() > deadline:
-                raise RunError(f"{self.name}: {what} did not start ({path} missing); last lines "
-                               f"of its log:\n{tail(self.log_text())}")
-            time.sleep(0.05)
-
     def wait_until_ready(self, timeout: float) -> None:
         """Ready when every port has an OpenFlow number and the flows are installed."""
         self.ofctl("del-flows")
         for rule in self.flow_rules():
             self.ofctl("add-flow", rule)
-        deadline = time.monotonic() + timeout
-        ports = [p for link in self.links for p in (link.switch_a.interface,
-                                                      link.switch_b.interface)]
-        while True:
-            numbers = [self.vsctl("get", "Interface", port, "ofport").strip() for port in ports]
-            if all(n.isdigit() and int(n) > 0 for n in numbers):
-                break
-            if time.monotonic() > deadline:
-                raise RunError(f"{self.name}: ports {ports} not up in bridge {self.bridge} after "
-                               f"{timeout:g} s (ofport {numbers}):\n{tail(self.log_text())}")
-            time.sleep(0.1)
+        ports = self._port_names()
+        self.daemons.wait_for_ports(self.bridge, ports, timeout)
         LOG.info("%s: bridge %s (%s) with %d ports, %d flows; Open_vSwitch other_config %s",
                  self.name, self.bridge, self.options["datapath"], len(ports),
                  len(self.flow_rules()), self.vsctl("get", "Open_vSwitch", ".",
@@ -246,7 +194,7 @@ class OvsVnf(Vnf):
 
     def collect_kpi(self) -> dict[str, float]:
         """PMD statistics (summed over threads) and the datapath flow count."""
-        if not self.processes_started:
+        if not self.processes():
             return {}
         kpis = ovs_stats.pmd_stats(self.appctl("dpif-netdev/pmd-stats-show"))
         kpis["datapath_flows"] = float(ovs_stats.flow_count(self.appctl("dpctl/dump-flows")))
@@ -258,17 +206,12 @@ class OvsVnf(Vnf):
         return {"switching_operations": ops, "switched_throughput_pps": throughput_pps * ops}
 
     def terminate(self) -> None:
-        if not self.processes_started:
+        if self.daemons is None:  # never instantiated
             return
-        try:
-            self.vsctl("--if-exists", "del-br", self.bridge)
-        except Exception as exc:  # the bridge goes with the database anyway
-            LOG.warning("%s: removing bridge %s failed: %s", self.name, self.bridge, exc)
-        for process in reversed(self.processes_started):
-            process.stop(grace_s=5.0)
-        self.processes_started.clear()
+        self.daemons.stop(self.bridge)
         if self.options["dpdk_init"]:
             dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
         hugepages.release(self.executor, self._hugepages, self.run.task_id)
         self._hugepages = 0
         self.remove_work_dir()
+

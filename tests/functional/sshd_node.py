@@ -99,6 +99,68 @@ def _wait_port(host: str, port: int, sshd: subprocess.Popen, log: Path, timeout:
     raise RuntimeError(f"sshd did not accept connections on {host}:{port}: {log.read_text()}")
 
 
+def _sshd_config(workdir: Path, host: str, port: int) -> Path:
+    """Keys (a host key, a client key authorised for root) and an sshd_config in
+    ``workdir`` for an sshd on ``host``:``port``."""
+    for name in ("host_key", "client_key"):
+        _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"nsb-test-{name}",
+             "-f", str(workdir / name))
+    shutil.copy(workdir / "client_key.pub", workdir / "authorized_keys")
+    config = workdir / "sshd_config"
+    config.write_text("\n".join([
+        f"Port {port}",
+        f"ListenAddress {host}",
+        f"HostKey {workdir / 'host_key'}",
+        f"PidFile {workdir / 'sshd.pid'}",
+        f"AuthorizedKeysFile {workdir / 'authorized_keys'}",
+        "PermitRootLogin prohibit-password",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        # sshd refuses a locked account (root:!) unless PAM decides
+        f"UsePAM {'yes' if _root_locked() else 'no'}",
+        "StrictModes no",
+        "Subsystem sftp internal-sftp",
+        "LogLevel VERBOSE",
+        "",
+    ]))
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation dir
+    return config
+
+
+@dataclass
+class RootSshd:
+    host: str  # 127.0.0.1
+    port: int
+    key_filename: str  # private client key authorised for root
+    workdir: Path
+
+
+@contextlib.contextmanager
+def root_sshd():
+    """An sshd of this machine's own namespace on 127.0.0.1 and a free port: a host
+    reached over SSH that is this machine (libvirt, bridges and taps it makes are the
+    ones QEMU sees)."""
+    workdir = Path(tempfile.mkdtemp(prefix=PREFIX))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sshd = None
+    try:
+        config = _sshd_config(workdir, "127.0.0.1", port)
+        log = workdir / "sshd.log"
+        with open(log, "wb") as handle:
+            sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=handle,
+                                    stderr=handle)
+        _wait_port("127.0.0.1", port, sshd, log, timeout=10)
+        yield RootSshd("127.0.0.1", port, str(workdir / "client_key"), workdir)
+    finally:
+        if sshd is not None:
+            sshd.kill()
+            sshd.wait(5)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def _run(*argv: str) -> None:
     subprocess.run(argv, check=True, capture_output=True)
 
@@ -120,29 +182,7 @@ def sshd_node():
         _run("ip", "-n", netns, "addr", "add", f"{host}/30", "dev", peer)
         _run("ip", "-n", netns, "link", "set", peer, "up")
         _run("ip", "-n", netns, "link", "set", "lo", "up")
-        for name in ("host_key", "client_key"):
-            _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"nsb-test-{name}",
-                 "-f", str(workdir / name))
-        shutil.copy(workdir / "client_key.pub", workdir / "authorized_keys")
-        config = workdir / "sshd_config"
-        config.write_text("\n".join([
-            "Port 22",
-            f"ListenAddress {host}",
-            f"HostKey {workdir / 'host_key'}",
-            f"PidFile {workdir / 'sshd.pid'}",
-            f"AuthorizedKeysFile {workdir / 'authorized_keys'}",
-            "PermitRootLogin prohibit-password",
-            "PubkeyAuthentication yes",
-            "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            # sshd refuses a locked account (root:!) unless PAM decides
-            f"UsePAM {'yes' if _root_locked() else 'no'}",
-            "StrictModes no",
-            "Subsystem sftp internal-sftp",
-            "LogLevel VERBOSE",
-            "",
-        ]))
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation dir
+        config = _sshd_config(workdir, host, 22)
         log = workdir / "sshd.log"
         with open(log, "wb") as handle:
             sshd = subprocess.Popen(["ip", "netns", "exec", netns, SSHD, "-D", "-e",

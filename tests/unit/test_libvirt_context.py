@@ -170,7 +170,7 @@ def test_a_guest_binary_that_is_not_an_executable_file_is_one_line():
     with pytest.raises(TaskError, match=r"tc_prox_vm_ovs_dpdk_l2fwd.yaml:\d+: contexts\[1\]"
                                         r"\.guest_binaries\[0\]: /nonexistent/prox: no "
                                         "executable file there"):
-        libvirt_context._guest_binaries()
+        libvirt_context.guest_binaries()
 
 
 class _BlockedDomain:

@@ -58,6 +58,36 @@ def test_error_mid_run_keeps_measured_trials_and_tears_down(tmp_path):
     assert plan.context.undeployed
 
 
+def test_a_teardown_that_fails_after_an_error_does_not_hide_the_error(tmp_path, caplog):
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0, fail_after_trials=2))
+
+    def broken_undeploy():
+        plan.context.undeployed = True
+        raise RunError("ssh error while copying a log")
+
+    plan.context.undeploy = broken_undeploy
+    with pytest.raises(RunError, match="simulated generator failure"):
+        engine.execute(plan)
+    doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
+    assert "simulated generator failure" in doc["task"]["error"]
+    assert "teardown after the error failed too: ssh error while copying a log" in caplog.text
+    assert plan.context.undeployed
+
+
+def test_a_teardown_that_fails_after_a_clean_run_is_the_error(tmp_path):
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
+
+    def broken_undeploy():
+        raise RunError("bridge busy")
+
+    plan.context.undeploy = broken_undeploy
+    with pytest.raises(RunError, match="bridge busy"):
+        engine.execute(plan)
+    doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
+    assert doc["task"]["status"] == "error" and doc["task"]["error"] == "bridge busy"
+    assert len(doc["results"]) == 2  # measured before the teardown failed
+
+
 def test_failing_output_does_not_stop_the_others(tmp_path):
     plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
 

@@ -206,16 +206,24 @@ def test_ovs_dpdk_sample_shows_the_vm_its_nics_and_ovs_as_nsb_sets_them_up(nsb_m
     vm = standalone["vms"]["vm_0"]
     assert vm["node"] == "vnf_0" and vm["vcpus"] == 20 and vm["ram_mb"] == 16384
     assert vm["cpu"] == {"mode": "host-passthrough", "sockets": 1, "cores": 10, "threads": 2}
-    assert "host socket 0" in vm["cpu_pinning"] and vm["mgmt"]["ip"] == "172.20.2.7"
+    assert "host NUMA node 0" in vm["cpu_pinning"] and vm["mgmt"]["ip"] == "172.20.2.7"
+    assert vm["domain_type"] == "kvm" and "yardstick-nsb-image.img" in vm["image"]
     xe0 = vm["nics"]["xe0"]
     assert xe0["ovs_port"] == "dpdkvhostuser0" and xe0["phy_port"] == "0000:af:00.0"
     assert xe0["guest_pci"] == "0000:00:0a.0"  # NSB: slot = vm index + port_num + 10
+    xe1_socket = vm["nics"]["xe1"]["socket"]
+    assert xe1_socket.startswith("/tmp/nsb-") and xe1_socket.endswith("/vnf_0-xe1.sock")
     ovs = standalone["ovs"]
-    assert ovs["other_config"] == {"dpdk-init": "true", "dpdk-socket-mem": "2048,2048",
-                                   "pmd-cpu-mask": "0x6"}
+    config = ovs["other_config"]
+    assert config.pop("dpdk-extra").startswith("--file-prefix=nsb-")  # PCI: no --no-pci
+    assert config == {"dpdk-init": "true", "dpdk-socket-mem": "2048,2048", "pmd-cpu-mask": "0x6"}
+    assert ovs["vswitchd"] == "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
     assert ovs["ports"]["dpdk1"] == {"type": "dpdk", "dpdk-devargs": "0000:af:00.1",
                                      "n_rxq": 4, "network": "downlink_0"}
-    assert ovs["flows"][:2] == ["in_port=1,action=output:3", "in_port=3,action=output:1"]
+    assert ovs["ports"]["dpdkvhostuser1"]["type"] == "dpdkvhostuserclient"
+    assert ovs["ports"]["dpdkvhostuser1"]["socket"] == xe1_socket
+    assert ovs["flows"][:2] == ["in_port=dpdk0,actions=output:dpdkvhostuser0",
+                                "in_port=dpdkvhostuser0,actions=output:dpdk0"]
     assert standalone["links"] == ["trafficgen_0:xe0 <-> vnf_0:xe0",
                                    "vnf_0:xe1 <-> trafficgen_0:xe1"]
     assert context["nodes"]["trafficgen_0"]["interfaces"]["xe0"]["peer"] == "vnf_0:xe0"

@@ -1,0 +1,92 @@
+"""The options of NSB's standalone contexts: NSB's keys (host file, vm_deploy, flavor,
+servers, networks, ovs_properties) and the few nsb adds to run them in a lab."""
+
+from __future__ import annotations
+
+from nsb.contexts import topology
+
+_PCI = "^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$"
+_NETWORK = {
+    "type": "object",
+    "required": ["phy_port", "vpci", "cidr"],
+    "properties": {
+        # the host's NIC (PCI); nsb: or an interface name (an af_packet port in the lab)
+        "phy_port": {"type": "string", "anyOf": [{"pattern": _PCI},
+                                                 {"pattern": "^[A-Za-z0-9_.-]{1,15}$"}]},
+        "vpci": {"type": "string", "pattern": _PCI},
+        "cidr": {"type": "string"},
+        "gateway_ip": {"type": "string"},
+        "phy_driver": {"type": "string"},
+        "port_num": {"type": "integer", "minimum": 0},
+    },
+}
+_SERVER = {
+    "type": "object",
+    "required": ["network_ports"],
+    "properties": {"network_ports": {
+        "type": "object", "required": ["mgmt"],
+        "properties": {"mgmt": {"type": "object", "required": ["cidr"],
+                                "properties": {"cidr": {"type": "string"}}}},
+        "additionalProperties": {"type": "array", "minItems": 1,
+                                 "items": {"type": "string"}},
+    }},
+}
+_FLAVOR = {
+    "type": "object",
+    "properties": {
+        "images": {"type": "string"},
+        "ram": {"type": "integer", "minimum": 256, "default": 4096},
+        "hw_socket": {"type": "integer", "minimum": 0},
+        "user": {"type": "string"}, "password": {"type": "string"},
+        "key_filename": {"type": "string"},
+        "extra_specs": {"type": "object", "properties": {
+            "hw:cpu_sockets": {"type": "integer", "minimum": 1},
+            "hw:cpu_cores": {"type": "integer", "minimum": 1},
+            "hw:cpu_threads": {"type": "integer", "minimum": 1},
+            "hw_socket": {"type": "integer", "minimum": 0},
+            "cputune": {"type": "string"},
+        }},
+    },
+}
+_OVS = {
+    "type": "object",
+    "properties": {
+        "version": {"type": "object", "properties": {"ovs": {"type": ["string", "number"]},
+                                                      "dpdk": {"type": ["string", "number"]}}},
+        "pmd_threads": {"type": "integer", "minimum": 1},
+        "pmd_cpu_mask": {"type": ["string", "integer"]},
+        "lcore_mask": {"type": ["string", "integer"]},
+        "ram": {"type": "object", "properties": {"socket_0": {"type": "integer"},
+                                                  "socket_1": {"type": "integer"}}},
+        "queues": {"type": "integer", "minimum": 1},
+        "vpath": {"type": "string"},
+    },
+}
+
+
+
+OPTIONS = {
+    "type": "object",
+    "required": ["file", "servers", "networks"],
+    # keys NSB's standalone contexts do not read are ignored there; here too
+    "additionalProperties": True,
+    "properties": {
+        "name": {"type": "string"},
+        "file": {"type": "string", "minLength": 1},
+        "vm_deploy": {"type": "boolean", "default": True},
+        "flavor": _FLAVOR,
+        "servers": {"type": "object", "minProperties": 1, "additionalProperties": _SERVER},
+        "networks": {"type": "object", "minProperties": 1, "additionalProperties": _NETWORK},
+        "links": topology.LINKS_SCHEMA,
+        "nfvi_type": {"type": "string"},
+        # nsb's: how the VMs are run on the host
+        "domain_type": {"enum": ["kvm", "qemu"], "default": "kvm"},
+        "libvirt_uri": {"type": "string", "description": "default: qemu+ssh to the host"},
+        "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 180},
+        "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
+        "guest_hugepages": {"type": "integer", "minimum": 0, "default": 0},
+        "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
+                           "default": []},
+    },
+}
+OVS_DPDK_OPTIONS = {**OPTIONS, "properties": {**OPTIONS["properties"], "ovs_properties": _OVS}}

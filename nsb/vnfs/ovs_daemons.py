@@ -1,0 +1,105 @@
+"""One Open vSwitch of a run on a node: its own ovsdb-server and vswitchd, with the
+database, sockets and pid files in a run directory, nothing shared with a system OVS.
+The ovs VNF and the StandaloneOvsDpdk context's host both run one."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from nsb.errors import RunError
+from nsb.executors.base import Executor, tail
+
+SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+DPDK_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"  # Debian's DPDK build
+LOG = logging.getLogger(__name__)
+
+BINARIES = ["ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ovsdb-tool"]
+
+
+class OvsDaemons:
+    """ovsdb-server and ``vswitchd`` in ``work_dir`` on ``executor``; output to ``log``."""
+
+    def __init__(self, executor: Executor, work_dir: str, vswitchd: str, log: str, name: str):
+        self.executor = executor
+        self.work_dir = work_dir
+        self.vswitchd = vswitchd
+        self.log = log
+        self.name = name  # who runs it, in messages
+        self.processes: list = []
+
+    def _env(self) -> list[str]:
+        return ["env", f"OVS_RUNDIR={self.work_dir}", f"OVS_LOGDIR={self.work_dir}",
+                f"OVS_DBDIR={self.work_dir}"]
+
+    def vsctl(self, *args: str) -> str:
+        return self.executor.run([*self._env(), "ovs-vsctl", f"--db=unix:{self.work_dir}/db.sock",
+                                  "--timeout=10", *args], timeout=20).stdout
+
+    def ofctl(self, bridge: str, *args: str) -> str:
+        return self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", *args[:1],
+                                  f"unix:{self.work_dir}/{bridge}.mgmt", *args[1:]],
+                                 timeout=20).stdout
+
+    def appctl(self, *args: str) -> str:
+        return self.executor.run(["ovs-appctl", "-t", f"{self.work_dir}/ovs-vswitchd.ctl", *args],
+                                 timeout=20).stdout
+
+    def start(self, other_config: dict[str, str]) -> None:
+        """A new database with ``other_config`` set, then both daemons, answering."""
+        self.executor.run(["mkdir", "-p", self.work_dir])
+        self.executor.run(["ovsdb-tool", "create", f"{self.work_dir}/conf.db", SCHEMA])
+        self.processes.append(self.executor.start(
+            [*self._env(), "ovsdb-server", f"{self.work_dir}/conf.db",
+             f"--remote=punix:{self.work_dir}/db.sock",
+             f"--pidfile={self.work_dir}/ovsdb-server.pid",
+             f"--unixctl={self.work_dir}/ovsdb-server.ctl", "-vconsole:info"], log_path=self.log))
+        self._wait_for(f"{self.work_dir}/db.sock", "ovsdb-server")
+        self.vsctl("--no-wait", "init")
+        settings = [f'other_config:{k}="{v}"' for k, v in other_config.items()]
+        if settings:
+            self.vsctl("--no-wait", "set", "Open_vSwitch", ".", *settings)
+        self.processes.append(self.executor.start(
+            [*self._env(), self.vswitchd, f"unix:{self.work_dir}/db.sock",
+             f"--pidfile={self.work_dir}/ovs-vswitchd.pid",
+             f"--unixctl={self.work_dir}/ovs-vswitchd.ctl", "-vconsole:info"], log_path=self.log))
+        self._wait_for(f"{self.work_dir}/ovs-vswitchd.ctl", "ovs-vswitchd")
+
+    def log_text(self) -> str:
+        try:
+            return self.executor.read_file(self.log)
+        except OSError:
+            return ""
+
+    def _wait_for(self, path: str, what: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.executor.run(["test", "-S", path], check=False).returncode != 0:
+            dead = [p for p in self.processes if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                raise RunError(f"{self.name}: {what} did not start ({path} missing); last lines "
+                               f"of its log:\n{tail(self.log_text())}")
+            time.sleep(0.05)
+
+    def wait_for_ports(self, bridge: str, ports: list[str], timeout: float) -> None:
+        """Until every port of ``bridge`` has an OpenFlow number."""
+        deadline = time.monotonic() + timeout
+        while True:
+            numbers = [self.vsctl("get", "Interface", port, "ofport").strip() for port in ports]
+            if all(n.isdigit() and int(n) > 0 for n in numbers):
+                return
+            if time.monotonic() > deadline:
+                raise RunError(f"{self.name}: ports {ports} not up in bridge {bridge} after "
+                               f"{timeout:g} s (ofport {numbers}):\n{tail(self.log_text())}")
+            time.sleep(0.1)
+
+    def stop(self, bridge: str) -> None:
+        """The bridge removed (its netdev tap goes with it), then both daemons stopped."""
+        if not self.processes:
+            return
+        try:
+            self.vsctl("--if-exists", "del-br", bridge)
+        except Exception as exc:  # the bridge goes with the database anyway
+            LOG.warning("%s: removing bridge %s failed: %s", self.name, bridge, exc)
+        for process in reversed(self.processes):
+            process.stop(grace_s=5.0)
+        self.processes.clear()
