@@ -41,6 +41,7 @@ class StandaloneContext(Context, CrossLinking):
     HOST_ROLE = ""
     KIND = ""
     OPTIONS_SCHEMA = standalone_schema.OPTIONS
+    MEMORY = ""  # how the VMs' memory is backed, for the plan
 
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
