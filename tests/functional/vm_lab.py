@@ -50,7 +50,7 @@ def _daemons():
         os.makedirs(directory, exist_ok=True)
     started = []
     for daemon in ("virtlogd", "libvirtd"):
-        if subprocess.run(["pgrep", "-x", daemon], capture_output=True).returncode != 0:
+        if not _running(daemon):  # a zombie of one stopped before does not count
             subprocess.run([daemon, "-d"], check=True)
             started.append(daemon)
     deadline = time.monotonic() + 30
@@ -68,8 +68,7 @@ def _daemons():
 
 def _stop(daemon: str) -> None:
     """SIGTERM, and wait until it is gone (a dying libvirtd still answers for a while)."""
-    pids = [int(pid) for pid in subprocess.run(["pgrep", "-x", daemon], capture_output=True,
-                                               text=True).stdout.split()]
+    pids = _running(daemon)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
@@ -78,6 +77,11 @@ def _stop(daemon: str) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"{daemon} did not stop within 30 s of SIGTERM")
         time.sleep(0.1)
+
+
+def _running(daemon: str) -> list[int]:
+    pids = subprocess.run(["pgrep", "-x", daemon], capture_output=True, text=True).stdout
+    return [int(pid) for pid in pids.split() if _alive(int(pid))]
 
 
 def _alive(pid: int) -> bool:
