@@ -275,7 +275,7 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
         sampler = _nfvi_sampler(scenario, run, bus)
         teardown.callback(sampler.stop)
         measurer = Measurer(scenario.generator, run.task_id, name, bus.emit,
-                            _ScenarioHooks(scenario, run, bus, sampler))
+                            _ScenarioHooks(scenario, plan.context, run, bus, sampler))
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:
             measurer.start_iteration(iteration, should_stop)
@@ -296,9 +296,10 @@ class _ScenarioHooks(TrialHooks):
     """What the run does around a scenario's trials: the NFVi sampled during each,
     the VNFs checked and their KPIs read after it, their figures added to results."""
 
-    def __init__(self, scenario: ScenarioPlan, run: RunInfo, bus: EventBus,
+    def __init__(self, scenario: ScenarioPlan, context: Context, run: RunInfo, bus: EventBus,
                  sampler: NfviSampler):
-        self.scenario, self.run, self.bus, self.sampler = scenario, run, bus, sampler
+        self.scenario, self.context, self.run = scenario, context, run
+        self.bus, self.sampler = bus, sampler
 
     def trial_started(self, index: int) -> None:
         self.sampler.start(index)
@@ -308,12 +309,12 @@ class _ScenarioHooks(TrialHooks):
         death = _vnf_death(_vnfs(self.scenario))
         if death is not None:
             raise death
-        for vnf in self.scenario.vnfs:
-            kpis = vnf.collect_kpi()
+        samples = [(vnf.name, vnf.node.name, vnf.collect_kpi()) for vnf in self.scenario.vnfs]
+        samples += [(c.source, c.node, c.kpis) for c in self.context.collect_kpi()]
+        for source, node, kpis in samples:
             if kpis:
                 self.bus.emit(KpiSample(self.run.task_id, self.scenario.spec.name,
-                                        source=vnf.name, node=vnf.node.name, kpis=kpis,
-                                        trial_index=index))
+                                        source=source, node=node, kpis=kpis, trial_index=index))
 
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         merged: dict = {}

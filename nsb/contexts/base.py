@@ -50,6 +50,13 @@ def vhost_socket(task_id: str, end: Endpoint) -> str:
     return f"{vhost_dir(task_id)}/{end.node}-{end.interface}.sock"
 
 
+@dataclass(frozen=True)
+class ContextKpis:
+    source: str  # as a VNF's name in KPI samples, e.g. "ovs_dpdk"
+    node: str
+    kpis: dict[str, float]
+
+
 class Context(Plugin):
     """Provides nodes and the links between their interfaces."""
 
@@ -74,6 +81,11 @@ class Context(Plugin):
     @abc.abstractmethod
     def undeploy(self) -> None:
         """Remove everything deploy created; safe to call after a partial deploy."""
+
+    def collect_kpi(self) -> list[ContextKpis]:
+        """KPIs of what the context runs itself (the standalone host's OVS-DPDK), read
+        after every trial as the VNFs' are; none by default."""
+        return []
 
     def describe(self) -> dict:
         return {

@@ -72,6 +72,9 @@ class CombinedContext(Context):
         if failure is not None:
             raise failure
 
+    def collect_kpi(self) -> list:
+        return [kpis for context in self.contexts for kpis in context.collect_kpi()]
+
     def describe(self) -> dict:
         described = [context.describe() for context in self.contexts]
         return {"type": "+".join(c.spec.type for c in self.contexts),

@@ -22,7 +22,15 @@ from pathlib import Path
 
 from nsb.contexts import guest_image, standalone_ovs, standalone_schema, topology
 from nsb.contexts.baremetal import connect, disconnect
-from nsb.contexts.base import Context, Endpoint, Interface, Link, Node, SshAccess
+from nsb.contexts.base import (
+    Context,
+    ContextKpis,
+    Endpoint,
+    Interface,
+    Link,
+    Node,
+    SshAccess,
+)
 from nsb.contexts.combined import CrossLinking
 from nsb.contexts.standalone_host import OvsDpdkHost
 from nsb.errors import PrerequisiteError
@@ -288,6 +296,12 @@ class StandaloneOvsDpdk(StandaloneContext):
             if not executor.which(binary):
                 problems.append(f"no {binary} (apt-get install {package})")
         return problems
+
+    def collect_kpi(self) -> list[ContextKpis]:
+        """The host's OVS-DPDK: PMD packets and cycles, datapath flows (cumulative)."""
+        ovs = self.deployment.ovs if self.deployment is not None else None
+        kpis = ovs.pmd_kpis() if ovs is not None else {}
+        return [ContextKpis("ovs_dpdk", self.host.name, kpis)] if kpis else []
 
     def deploy(self) -> None:
         super().deploy()

@@ -266,7 +266,7 @@ class OvsDpdkHost:
             name = self.context.vm_name(index)
             text = self._read(self._console(name))
             (log_dir / f"{name}-console.log").write_text(text)
-        if self.ovs is not None and self.ovs.processes:
+        if self.ovs is not None and self.ovs.processes:  # as it was at the end
             stats = self.ovs.appctl("dpif-netdev/pmd-stats-show")
             (log_dir / "ovs-dpdk-host-pmd-stats.txt").write_text(stats)
 

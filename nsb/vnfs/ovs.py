@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from nsb.contexts.base import vhost_socket
-from nsb.vnfs import dpdk_telemetry, hugepages, ovs_daemons, ovs_stats
+from nsb.vnfs import dpdk_telemetry, hugepages, ovs_daemons
 from nsb.vnfs.base import Vnf
 
 LOG = logging.getLogger(__name__)
@@ -194,11 +194,7 @@ class OvsVnf(Vnf):
 
     def collect_kpi(self) -> dict[str, float]:
         """PMD statistics (summed over threads) and the datapath flow count."""
-        if not self.processes():
-            return {}
-        kpis = ovs_stats.pmd_stats(self.appctl("dpif-netdev/pmd-stats-show"))
-        kpis["datapath_flows"] = float(ovs_stats.flow_count(self.appctl("dpctl/dump-flows")))
-        return kpis
+        return self.daemons.pmd_kpis() if self.daemons else {}
 
     def result_kpis(self, frame_size: int, throughput_pps: float) -> dict:
         """Intel's switching performance: throughput x switching operations in the path."""

@@ -9,6 +9,7 @@ import time
 
 from nsb.errors import RunError
 from nsb.executors.base import Executor, tail
+from nsb.vnfs import ovs_stats
 
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 DPDK_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"  # Debian's DPDK build
@@ -44,6 +45,15 @@ class OvsDaemons:
     def appctl(self, *args: str) -> str:
         return self.executor.run(["ovs-appctl", "-t", f"{self.work_dir}/ovs-vswitchd.ctl", *args],
                                  timeout=20).stdout
+
+    def pmd_kpis(self) -> dict[str, float]:
+        """PMD statistics (summed over threads) and the datapath flow count; {} when
+        it does not run."""
+        if not self.processes:
+            return {}
+        kpis = ovs_stats.pmd_stats(self.appctl("dpif-netdev/pmd-stats-show"))
+        kpis["datapath_flows"] = float(ovs_stats.flow_count(self.appctl("dpctl/dump-flows")))
+        return kpis
 
     def start(self, other_config: dict[str, str]) -> None:
         """A new database with ``other_config`` set, then both daemons, answering."""

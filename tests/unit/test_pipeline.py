@@ -88,6 +88,26 @@ def test_a_teardown_that_fails_after_a_clean_run_is_the_error(tmp_path):
     assert len(doc["results"]) == 2  # measured before the teardown failed
 
 
+def test_what_a_context_runs_itself_reports_kpis_after_every_trial(tmp_path):
+    from nsb.contexts.base import ContextKpis
+
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
+    reads = []
+
+    def collect_kpi():
+        reads.append(len(reads))
+        return [ContextKpis("ovs_dpdk", "host", {"packets_received": float(len(reads))})]
+
+    plan.context.collect_kpi = collect_kpi
+    engine.execute(plan)
+    doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
+    samples = [k for k in doc["kpis"] if k["source"] == "ovs_dpdk"]
+    assert len(samples) == len(doc["trials"]) == len(reads)
+    assert [k["trial_index"] for k in samples] == [t["trial_index"] for t in doc["trials"]]
+    assert samples[-1]["node"] == "host"
+    assert samples[-1]["kpis"]["packets_received"] == len(reads)
+
+
 def test_failing_output_does_not_stop_the_others(tmp_path):
     plan = build(tmp_path, SimulatedDutGenerator(100_000.0))
 
