@@ -187,18 +187,25 @@ def remove_traces(task_id: str) -> Removed:
     pids = set(_pids_naming(f"nsb-{task_id}"))
     for ns in namespaces:
         pids |= netns_pids(ns)
+    switches = [pid for pid in pids if _comm(pid).startswith("ovs-vswitchd")]
     for pid in sorted(pids):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
             removed.items.append(f"process {pid}")
     _wait_gone(pids)
+    if switches and not [p for p in _all_pids() if _comm(p).startswith("ovs-vswitchd")]:
+        # a killed userspace OVS leaves its datapath's tap in this namespace
+        if subprocess.run(["ip", "link", "delete", "ovs-netdev"],
+                          capture_output=True).returncode == 0:
+            removed.items.append("link ovs-netdev")
     for ns in namespaces:
         if subprocess.run(["ip", "netns", "delete", ns], capture_output=True).returncode == 0:
             removed.items.append(f"namespace {ns}")
     for link in _links(f"nsb{short_tag(task_id)}"):
         if subprocess.run(["ip", "link", "delete", link], capture_output=True).returncode == 0:
             removed.items.append(f"link {link}")
-    paths = [Path(f"/tmp/nsb-{task_id}"), *Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
+    paths = [Path(f"/tmp/nsb-{task_id}"), *Path("/tmp").glob(f"nsb-{task_id}-*"),
+             *Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
     for directory in HUGEPAGE_DIRS:
         if directory.is_dir():
             paths += directory.glob(f"nsb-{task_id}-*")
@@ -236,6 +243,17 @@ def _netns_names() -> list[str]:
     except OSError:
         return []
     return [line.split()[0] for line in listed.splitlines() if line.strip()]
+
+
+def _all_pids() -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _pids_naming(marker: str) -> list[int]:

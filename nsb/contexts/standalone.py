@@ -5,7 +5,7 @@ A host file names the libvirt host (the node whose role is ``OvsDpdk`` or
 nodes named by their key) with a management address and one NIC per network;
 ``networks`` give each NIC its physical port (``phy_port``, the host's PF), its
 guest PCI address (``vpci``) and address (``cidr``). With OVS-DPDK each
-network is a DPDK port and each VM NIC a vhost-user port on bridge br0, with
+network is a DPDK port and each VM NIC a vhost-user port on one bridge, with
 flows between them; with SR-IOV each network is a VF of its PF passed to the VM
 as a hostdev. The plan shows all of it (the VMs, vCPU topology and pinning,
 NICs, OVS settings, VFs). A run checks the host first (reachable, the PFs, VFs,

@@ -24,6 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from nsb import leftovers
 from nsb.contexts import domain_xml, guest_image, libvirt_host, standalone_ovs
 from nsb.contexts.base import Endpoint, Node
 from nsb.contexts.host_wires import HostWires
@@ -51,10 +52,12 @@ class OvsDpdkHost:
         self.conn = None
         self.defined: list[str] = []
         self.hugepages = 0
+        self.this_machine = False  # the host is this machine (read at up)
 
     # --- up --------------------------------------------------------------------------
 
     def up(self) -> None:
+        self.this_machine = _machine_id(self.host) == Path("/etc/machine-id").read_text()
         self.host.run(["mkdir", "-p", f"{self.work_dir}/vhost"])
         self.conn = libvirt_host.connect(self.context.libvirt_uri())
         self._cable()
@@ -70,15 +73,12 @@ class OvsDpdkHost:
 
     def _cable(self) -> None:
         """Each interface-name phy_port exists on the host, or is cabled by the lab."""
-        same_machine = None
         for position, (name, network) in enumerate(self.context.options["networks"].items()):
             port = network["phy_port"]
             if standalone_ovs.is_pci(port) or self._exists(f"/sys/class/net/{port}"):
                 continue
             far = self._linked_netns_end(name)
-            if same_machine is None:
-                same_machine = _machine_id(self.host) == Path("/etc/machine-id").read_text()
-            if far is None or not same_machine:
+            if far is None or not self.this_machine:
                 raise PrerequisiteError(
                     f"network {name}: no interface {port} on host {self.context.host.name}, "
                     "and the lab cables it only to a node of a netns context on this machine")
@@ -129,6 +129,8 @@ class OvsDpdkHost:
         self.hugepages = hugepages.reserve(self.host, hugepages.pages_for(megabytes),
                                            f"{self.context.KIND} OVS-DPDK",
                                            self.context.run.task_id)
+        if self.this_machine:  # given back by the next run if this one is killed
+            leftovers.note_hugepages(self.context.run.task_id, self.hugepages)
         self.context.run.log_dir.mkdir(parents=True, exist_ok=True)
         self.ovs = ovs_daemons.OvsDaemons(
             self.host, f"{self.work_dir}/ovs", self.layout.vswitchd,
@@ -279,6 +281,8 @@ class OvsDpdkHost:
 
     def _give_back_hugepages(self) -> None:
         hugepages.release(self.host, self.hugepages, self.context.run.task_id)
+        if self.this_machine:
+            leftovers.note_hugepages(self.context.run.task_id, -self.hugepages)
         self.hugepages = 0
 
     def _remove_files(self) -> None:

@@ -1,9 +1,10 @@
 """The OVS-DPDK of a StandaloneOvsDpdk host, as one layout the plan shows and the
-deployment sets up: bridge br0 (netdev), a DPDK port per network (``dpdk<port_num>``
-on the PCI NIC ``phy_port``, or an af_packet port when ``phy_port`` names an
-interface), a vhost-user client port per VM NIC (QEMU serves the socket, so a VM
-and its switch can start in either order), and flows between each network's DPDK
-port and the VM NIC on it, both ways. Also where each VM's management NIC goes."""
+deployment sets up: a netdev bridge (NSB's br0, named after the run), a DPDK port
+per network (``dpdk<port_num>`` on the PCI NIC ``phy_port``, or an af_packet port
+when ``phy_port`` names an interface), a vhost-user client port per VM NIC (QEMU
+serves the socket, so a VM and its switch can start in either order), and flows
+between each network's DPDK port and the VM NIC on it, both ways. Also where
+each VM's management NIC goes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from nsb.contexts.base import Endpoint
+from nsb.runinfo import short_tag
 from nsb.vnfs import ovs_daemons
 
 PCI = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -69,8 +71,9 @@ def layout(context, work_dir: str) -> OvsLayout:
     settings = {"ram": props.get("ram") or {}, "pmd_threads": threads,
                 "pmd_cpu_mask": props.get("pmd_cpu_mask") or hex(((1 << threads) - 1) << 1),
                 "lcore_mask": props.get("lcore_mask"), "queues": props.get("queues", 1)}
-    result = OvsLayout("br0", f"nsb-{context.run.task_id}-ovs", ovs_daemons.DPDK_VSWITCHD,
-                       settings)
+    # NSB's br0, named after the run: what a killed run leaves is found by its name
+    result = OvsLayout(f"nsb{short_tag(context.run.task_id)}br",
+                       f"nsb-{context.run.task_id}-ovs", ovs_daemons.DPDK_VSWITCHD, settings)
     dpdk_of = {}
     for name, network in context.options["networks"].items():
         number = network.get("port_num", len(dpdk_of))

@@ -8,11 +8,14 @@ phy_ports are af_packet ports on veths cabled to the generator's namespace.
 
 from __future__ import annotations
 
+import signal
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from nsb import leftovers as nsb_leftovers
 from nsb.vnfs import ovs_stats
 from tests.conftest import ROOT, requires_root
 from tests.functional.lab import leftovers, libvirt_domains, results_of, start
@@ -42,8 +45,9 @@ def _host_file(tmp_path: Path, sshd) -> Path:
 def _gone(task_id: str) -> None:
     assert leftovers(task_id) == []  # taps, bridge, cables, sockets, run dirs, processes
     assert not [d for d in libvirt_domains() if task_id in d]
+    # the cables, and the tap a userspace OVS makes for its datapath
     assert not [link for link in Path("/sys/class/net").iterdir()
-                if link.name in ("nsbsa0", "nsbsa1")]
+                if link.name in ("nsbsa0", "nsbsa1", "ovs-netdev")]
 
 
 def test_ovs_dpdk_and_a_vm_come_up_on_the_host_over_ssh_and_forward(host, results_conf,
@@ -103,5 +107,28 @@ def test_a_vm_that_never_answers_stops_the_run_in_one_line_and_is_removed(host, 
     assert "VM vnf_0 did not answer SSH on 10.253.7.5:22 within boot_timeout_s (0.5 s)" in err
     task_id, doc = results_of(tmp_path / "results")
     assert doc["task"]["status"] == "error"
+    assert _hugepages_total() == pages_before
+    _gone(task_id)
+
+
+def test_a_killed_run_s_host_side_is_removed_by_the_next_run(host, results_conf, tmp_path):
+    """SIGKILL while the VM boots leaves OVS-DPDK (started over SSH: it outlives nsb),
+    the domain, bridge, taps, cables, run dirs and the hugepages added on this machine;
+    what the next `task start` runs first (leftovers.clean_killed_runs) removes them."""
+    pages_before = _hugepages_total()
+    proc = start(results_conf, {"host_file": str(_host_file(tmp_path, host))}, task=SAMPLE)
+    deadline = time.monotonic() + 300
+    while not [d for d in libvirt_domains() if d.startswith("nsb-")]:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    [domain] = [d for d in libvirt_domains() if d.startswith("nsb-")]
+    task_id = domain.removeprefix("nsb-").rsplit("-", 1)[0]
+    left = leftovers(task_id)
+    assert any("ovs-vswitchd" in item for item in left), left  # the fault is real
+    assert _hugepages_total() > pages_before
+    [removed] = [r for r in nsb_leftovers.clean_killed_runs() if r.task_id == task_id]
+    assert f"domain {domain}" in removed.items and removed.hugepages > 0
     assert _hugepages_total() == pages_before
     _gone(task_id)

@@ -49,7 +49,8 @@ def test_the_lab_sample_s_ovs_dpdk_has_af_packet_ports_vhost_user_clients_and_fl
         "dpdk-extra": f"--file-prefix=nsb-{TASK_ID}-ovs --no-pci"}
     assert layout.other_config(2)["dpdk-socket-mem"] == "256,256"
     args = layout.vsctl_args()
-    assert args[:7] == ["add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev"]
+    bridge = "nsbabcdefbr"  # NSB's br0, named after the run (found if the run is killed)
+    assert args[:7] == ["add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev"]
     assert "options:vhost-server-path=" + layout.socket_of(Endpoint("vnf_0", "xe1")) in args
 
 
