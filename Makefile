@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics chromium fonts-liberation python3-venv python3-pip \
 	liblua5.3-0 libedit2 libncurses6 libpcap0.8 libnuma1 libfdt1 libbsd0 \
-	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables openvswitch-switch-dpdk
+	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables openvswitch-switch-dpdk qemu-utils genisoimage
 DEMO_ARGS ?= {"duration_s": 2}
 
 .PHONY: all deps venv test unit functional lint demo genconfig bench guest-image clean

@@ -31,6 +31,7 @@ class VmDefinition:
     initrd: str = ""
     cmdline: str = ""
     disk_image: str = ""  # a qcow2/raw image instead of kernel + initrd
+    seed_iso: str = ""  # a cloud-init seed on a CD-ROM (cloud_seed) for the disk image
     domain_type: str = "qemu"
     machine: str = "pc"
     cpu_mode: str = "maximum"
@@ -86,6 +87,15 @@ def render(vm: VmDefinition) -> str:
                       type="qcow2" if vm.disk_image.endswith(("qcow2", ".img")) else "raw")
         ET.SubElement(disk, "source", file=vm.disk_image)
         ET.SubElement(disk, "target", dev="vda", bus="virtio")
+    if vm.seed_iso:
+        cdrom = ET.SubElement(devices, "disk", type="file", device="cdrom")
+        ET.SubElement(cdrom, "driver", name="qemu", type="raw")
+        ET.SubElement(cdrom, "source", file=vm.seed_iso)
+        # IDE on i440fx (Debian's cloud kernel has no AHCI driver); q35 has only SATA
+        sata = "q35" in vm.machine
+        ET.SubElement(cdrom, "target", dev="sda" if sata else "hdc", bus="sata" if sata
+                      else "ide")
+        ET.SubElement(cdrom, "readonly")
     for nic in vm.nics:
         _nic(devices, nic)
     for kind in ("serial", "console"):

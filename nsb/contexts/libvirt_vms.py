@@ -13,6 +13,7 @@ bridges, veths and files, also after errors and signals.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -21,7 +22,7 @@ import time
 import zlib
 from pathlib import Path
 
-from nsb.contexts import domain_xml, guest_image, libvirt_host, topology
+from nsb.contexts import cloud_seed, domain_xml, guest_image, libvirt_host, topology
 from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Endpoint, Link, Node, SshAccess, vhost_dir, vhost_socket
 from nsb.contexts.combined import CrossLinking
@@ -188,6 +189,9 @@ class LibvirtContext(Context, CrossLinking):
         for node in nodes:
             self._wait_for_ssh(node, deadline)
         connect(nodes, self.run.task_id)
+        for node in nodes:
+            if self.vms[node.name].get("image"):
+                _data_nics_up(node)
 
     def _reserve_hugepages(self) -> None:
         """The 2 MB pages of the VMs with ``hugepages``, added to this host's pool while
@@ -216,8 +220,15 @@ class LibvirtContext(Context, CrossLinking):
                   "machine": vm["machine"], "cpu_mode": vm["cpu_mode"],
                   "cpu_pinning": tuple(vm.get("cpu_pinning", ())),
                   "emulator_cpus": vm.get("emulator_cpus", ""), "hugepages": vm["hugepages"]}
-        if vm.get("image"):
-            return domain_xml.VmDefinition(disk_image=vm["image"], **common)
+        if vm.get("image"):  # an overlay of it, configured by a cloud-init seed
+            seed = cloud_seed.Seed(
+                instance_id=self.domain_name(node.name), hostname=node.name,
+                authorized_key=key, mgmt_mac=_mgmt_mac(self.tag, node.name),
+                mgmt_address=f"{node.ssh.host}/24",
+                nics=tuple((i.mac, i.name) for i in node.interfaces.values()))
+            return domain_xml.VmDefinition(
+                disk_image=self._overlay(node.name, vm["image"]), seed_iso=cloud_seed.write_iso(
+                    LocalExecutor(), seed, str(self.work_dir / node.name)), **common)
         initrd = guest_image.vm_initrd(image, key, self.work_dir / f"{node.name}-initrd.gz",
                                        self.guest_binaries())
         names = ",".join([f"{_mgmt_mac(self.tag, node.name)}=mgmt"]
@@ -228,6 +239,22 @@ class LibvirtContext(Context, CrossLinking):
             cmdline += " pci=nomsi"  # QEMU 7.2's TCG crashes on a vhost-user NIC's MSI-X
         return domain_xml.VmDefinition(kernel=str(image.kernel), initrd=str(initrd),
                                        cmdline=cmdline, **common)
+
+    def _overlay(self, vm: str, image: str) -> str:
+        """A qcow2 overlay of ``image`` for this run: the image itself is never written."""
+        base = Path(image) if Path(image).is_absolute() else self.run.task_relative(image)
+        if not base.is_file():
+            raise self.spec.where.error(f"{image}: no image file there ({base})", "vms", vm,
+                                        "image")
+        local = LocalExecutor()
+        if not local.which("qemu-img"):
+            raise PrerequisiteError("a VM from a disk image runs on an overlay made by "
+                                    "qemu-img (apt-get install qemu-utils)")
+        info = json.loads(local.run(["qemu-img", "info", "--output=json", str(base)]).stdout)
+        overlay = str(self.work_dir / f"{vm}.qcow2")
+        local.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", info["format"], "-b",
+                   str(base), overlay])
+        return overlay
 
     def guest_binaries(self) -> tuple[str, ...]:
         return guest_image.host_binaries(self.options["guest_binaries"], self.run,
@@ -325,6 +352,9 @@ class LibvirtContext(Context, CrossLinking):
             "machine", "cpu_mode", "image") if vm.get(key) not in (None, "", [])}
             for name, vm in self.vms.items()}
         for name, vm in described["vms"].items():
+            if "image" in vm:
+                vm["image"] = (f"overlay of {vm['image']}, configured by a cloud-init seed "
+                               "(key, management address, NIC names)")
             vm.setdefault("image", "nsb guest (kernel + initramfs)")
             vm["domain"] = self.domain_name(name)
             vm["nics"] = {iface: self._nic_text(Endpoint(name, iface))
@@ -341,6 +371,14 @@ class LibvirtContext(Context, CrossLinking):
                             f"{other} connects)")
                 return f"tap on a host bridge, wired to {other}"
         return "tap on a host bridge of its own (no link)"
+
+
+def _data_nics_up(node: Node) -> None:
+    """A disk image's data NICs up, as nsb's guest has them (cloud-init leaves a NIC
+    without an address down), without IPv6 (no router solicitation in the test path)."""
+    for name in node.interfaces:
+        node.executor.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{name}.disable_ipv6=1"])
+        node.executor.run(["ip", "link", "set", name, "up"])
 
 
 def _defaults() -> dict:

@@ -178,7 +178,8 @@ class StandaloneContext(Context, CrossLinking):
             images = self.flavor.get("images")
             described["vms"][self.vm_name(index)] = {
                 "node": name, "domain": self.domain_name(index),
-                "image": f"overlay of {images} (the image configures itself, as NSB's)"
+                "image": f"overlay of {images}, configured by a cloud-init seed (the run's "
+                         "key for flavor.user, the mgmt address, NIC names)"
                          if images else "nsb guest (kernel + initramfs, copied to the host)",
                 "ram_mb": self.flavor.get("ram", 4096), "vcpus": self.vcpus,
                 "domain_type": self.domain_type(),
@@ -290,8 +291,8 @@ class StandaloneOvsDpdk(StandaloneContext):
             problems.append("no hugetlbfs mounted (mount -t hugetlbfs nodev /dev/hugepages): "
                             "OVS-DPDK needs it")
         needed = [(ovs_daemons.DPDK_VSWITCHD, "openvswitch-switch-dpdk")]
-        if self.flavor.get("images"):  # the VM's disk: an overlay of it
-            needed.append(("qemu-img", "qemu-utils"))
+        if self.flavor.get("images"):  # an overlay of it, with a cloud-init seed
+            needed += [("qemu-img", "qemu-utils"), ("genisoimage", "genisoimage")]
         for binary, package in needed:
             if not executor.which(binary):
                 problems.append(f"no {binary} (apt-get install {package})")

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from nsb import leftovers
-from nsb.contexts import domain_xml, guest_image, libvirt_host, standalone_ovs
+from nsb.contexts import cloud_seed, domain_xml, guest_image, libvirt_host, standalone_ovs
 from nsb.contexts.base import Endpoint, Node
 from nsb.contexts.host_wires import HostWires
 from nsb.errors import PrerequisiteError, RunError
@@ -162,32 +162,38 @@ class OvsDpdkHost:
             ram_mb=int(context.flavor.get("ram", 4096)), console_log=self._console(name),
             nics=tuple(nics), domain_type=context.domain_type(), machine="pc",
             cpu_mode="host-passthrough" if context.domain_type() == "kvm" else "maximum",
-            cpuset=self._cpuset(), **self._boot_source(node, name, nics))
+            cpuset=self._cpuset(), **self._boot_source(index, node, nics))
         LOG.info("VM %s (%s): defining %s on %s", name, node.name, definition.name,
                  context.host.name)
         self.conn.defineXML(domain_xml.render(definition))
         self.defined.append(definition.name)
 
-    def _boot_source(self, node: Node, name: str, nics) -> dict:
-        """nsb's guest (kernel, this VM's initramfs) or an overlay of flavor.images."""
+    def _boot_source(self, index: int, node: Node, nics) -> dict:
+        """nsb's guest (kernel, this VM's initramfs), or an overlay of flavor.images with
+        a cloud-init seed; either way the VM takes the run's key."""
+        name = self.context.vm_name(index)
+        key = self._run_key()
+        node.ssh.key_filename = str(key)
         images = self.context.flavor.get("images")
         if images:
             disk = f"{self.work_dir}/{name}.qcow2"
             self.host.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
                            images, disk])
-            return {"disk_image": disk}
+            seed = cloud_seed.Seed(
+                instance_id=self.context.domain_name(index), hostname=name,
+                authorized_key=Path(f"{key}.pub").read_text(), mgmt_mac=nics[0].mac,
+                mgmt_address=self.context.mgmt_addresses()[node.name],
+                nics=tuple(zip([nic.mac for nic in nics[1:]], node.interfaces, strict=True)),
+                user=node.ssh.user, password=node.ssh.password)
+            return {"disk_image": disk,
+                    "seed_iso": cloud_seed.write_iso(self.host, seed, f"{self.work_dir}/{name}")}
         image = guest_image.ensure()
-        self.local_dir.mkdir(parents=True, exist_ok=True)
-        key = self.local_dir / "id_ed25519"
-        if not key.exists():
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
-                           check=True)
-        initrd = guest_image.vm_initrd(image, (self.local_dir / "id_ed25519.pub").read_text(),
+        initrd = guest_image.vm_initrd(image, Path(f"{key}.pub").read_text(),
                                        self.local_dir / f"{name}-initrd.gz",
                                        self.context.guest_binaries())
         self.host.put(str(image.kernel), f"{self.work_dir}/vmlinuz")
         self.host.put(str(initrd), f"{self.work_dir}/{name}-initrd.gz")
-        node.ssh.user, node.ssh.password, node.ssh.key_filename = "root", None, str(key)
+        node.ssh.user, node.ssh.password = "root", None
         names = ",".join(f"{nic.mac}={iface}" for nic, iface in zip(
             nics, ["mgmt", *node.interfaces], strict=True))
         cmdline = (f"console=ttyS0 quiet nsb.mgmt={self.context.mgmt_addresses()[node.name]} "
@@ -196,6 +202,15 @@ class OvsDpdkHost:
             cmdline += " pci=nomsi"  # QEMU 7.2's TCG crashes on a vhost-user NIC's MSI-X
         return {"kernel": f"{self.work_dir}/vmlinuz", "initrd": f"{self.work_dir}/{name}-initrd.gz",
                 "cmdline": cmdline}
+
+    def _run_key(self) -> Path:
+        """The run's SSH key for its VMs (made once, here)."""
+        self.local_dir.mkdir(parents=True, exist_ok=True)
+        key = self.local_dir / "id_ed25519"
+        if not key.exists():
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+                           check=True)
+        return key
 
     def _cpuset(self) -> str:
         """NSB's pinning: every vCPU on the CPUs of host socket ``hw_socket``."""
