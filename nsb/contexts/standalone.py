@@ -16,21 +16,14 @@ uses the VMs already listed in the host file, over SSH.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from pathlib import Path
 
-from nsb.contexts import guest_image, standalone_ovs, standalone_schema, topology
+from nsb.contexts import base, guest_image, standalone_ovs, standalone_schema, topology
 from nsb.contexts.baremetal import connect, disconnect
-from nsb.contexts.base import (
-    Context,
-    ContextKpis,
-    Endpoint,
-    Interface,
-    Link,
-    Node,
-    SshAccess,
-)
+from nsb.contexts.base import Context, Endpoint, Interface, Link, Node, SshAccess
 from nsb.contexts.combined import CrossLinking
 from nsb.contexts.standalone_host import OvsDpdkHost
 from nsb.errors import PrerequisiteError
@@ -252,9 +245,14 @@ class StandaloneOvsDpdk(StandaloneContext):
         """The run's directory on the host (OVS, sockets, the guest's files)."""
         return f"/tmp/nsb-{self.run.task_id}/standalone"
 
+    @functools.cached_property
+    def ovs_layout(self) -> standalone_ovs.OvsLayout:
+        """The host's OVS-DPDK, once: the plan and the deployment use the same."""
+        return standalone_ovs.layout(self, self.work_dir())
+
     def describe(self) -> dict:
         described = super().describe()
-        layout = standalone_ovs.layout(self, self.work_dir())
+        layout = self.ovs_layout
         props = self.options.get("ovs_properties") or {}
         described["ovs"] = {
             "vswitchd": layout.vswitchd, "bridge": layout.bridge, "datapath_type": "netdev",
@@ -267,9 +265,8 @@ class StandaloneOvsDpdk(StandaloneContext):
 
     def _describe_nic(self, vm: str, iface: Interface) -> dict:
         name, network = self.network_of(vm, iface.name)
-        layout = standalone_ovs.layout(self, self.work_dir())
-        socket = layout.socket_of(Endpoint(vm, iface.name))
-        port = next(p for p, o in layout.ports.items() if o.get("socket") == socket)
+        socket = self.ovs_layout.socket_of(Endpoint(vm, iface.name))
+        port = next(p for p, o in self.ovs_layout.ports.items() if o.get("socket") == socket)
         return {"network": name, "type": "vhostuser (QEMU serves the socket, OVS connects)",
                 "socket": socket, "ovs_port": port, "phy_port": network["phy_port"],
                 "guest_pci": self.guest_pci[Endpoint(vm, iface.name)], "mac": iface.mac,
@@ -298,11 +295,11 @@ class StandaloneOvsDpdk(StandaloneContext):
                 problems.append(f"no {binary} (apt-get install {package})")
         return problems
 
-    def collect_kpi(self) -> list[ContextKpis]:
+    def collect_kpi(self) -> list[base.ContextKpis]:
         """The host's OVS-DPDK: PMD packets and cycles, datapath flows (cumulative)."""
         ovs = self.deployment.ovs if self.deployment is not None else None
         kpis = ovs.pmd_kpis() if ovs is not None else {}
-        return [ContextKpis("ovs_dpdk", self.host.name, kpis)] if kpis else []
+        return [base.ContextKpis("ovs_dpdk", self.host.name, kpis)] if kpis else []
 
     def deploy(self) -> None:
         super().deploy()

@@ -44,9 +44,9 @@ class OvsDpdkHost:
         self.foreign = foreign  # other contexts' nodes, for the lab's cables
         task_id = context.run.task_id
         self.tag = short_tag(task_id)
-        self.work_dir = f"/tmp/nsb-{task_id}/standalone"
+        self.work_dir = context.work_dir()
         self.local_dir = Path(f"/tmp/nsb-{task_id}/standalone-local")  # the guest's files
-        self.layout = standalone_ovs.layout(context, self.work_dir)
+        self.layout = context.ovs_layout
         self.wires = HostWires(self.tag, executor)
         self.ovs: ovs_daemons.OvsDaemons | None = None
         self.conn = None
