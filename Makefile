@@ -4,10 +4,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics chromium fonts-liberation python3-venv python3-pip \
 	liblua5.3-0 libedit2 libncurses6 libpcap0.8 libnuma1 libfdt1 libbsd0 \
-	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables openvswitch-switch-dpdk qemu-utils genisoimage
+	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables openvswitch-switch-dpdk qemu-utils genisoimage \
+	libzmq5 libpcap-dev libffi-dev
 DEMO_ARGS ?= {"duration_s": 2}
+# TRex (not in Debian or PyPI): NSB_TREX_PATH, NSB's /opt/nsb_bin/trex/scripts, or the
+# copy beside the checkout that tests use; empty when none (the demo then uses trafgen)
+TREX_PATH ?= $(firstword $(NSB_TREX_PATH) $(wildcard /opt/nsb_bin/trex/scripts) $(abspath $(wildcard ../shared/tools/trex)))
 
-.PHONY: all deps venv test unit functional lint demo genconfig bench guest-image clean
+.PHONY: all deps trex-runtime venv test unit functional lint demo genconfig bench guest-image clean
 
 all: test
 
@@ -15,6 +19,15 @@ deps:
 	@if ! dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
 		echo "installing $(APT_PACKAGES)"; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PACKAGES); \
+	fi
+
+# A TRex install whose scripts dir lacks libbpf-64.so (its capture-filter library)
+# does not start; tools/trex/libbpf-64.c provides it on libpcap, in /usr/local/lib
+trex-runtime: deps
+	@if [ -n "$(TREX_PATH)" ] && [ -x "$(TREX_PATH)/_t-rex-64" ] && \
+		LD_LIBRARY_PATH="$(TREX_PATH)" ldd "$(TREX_PATH)/_t-rex-64" | grep -q "libbpf-64.so => not found"; then \
+		echo "building libbpf-64.so for $(TREX_PATH)"; \
+		gcc -O2 -shared -fPIC -Wall -o /usr/local/lib/libbpf-64.so tools/trex/libbpf-64.c -lpcap -lffi && ldconfig; \
 	fi
 
 $(BIN)/nsb: setup.cfg pyproject.toml
@@ -42,14 +55,14 @@ lint: venv
 unit: $(BIN)/nsb
 	$(BIN)/pytest -q tests/unit
 
-functional: deps venv
-	$(BIN)/pytest -q tests/functional
+functional: deps trex-runtime venv
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -q tests/functional
 
-test: deps venv lint
-	$(BIN)/pytest -v -rs tests
+test: deps trex-runtime venv lint
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs tests
 
-demo: deps venv
-	$(BIN)/nsb task start samples/tc_testpmd_netns_rfc2544.yaml --task-args '$(DEMO_ARGS)'
+demo: deps trex-runtime venv
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/nsb task start samples/tc_testpmd_netns_rfc2544.yaml --task-args '$(DEMO_ARGS)'
 
 # the libvirt context's guest image (kernel + initramfs from this host's files), built
 # once into /var/cache/nsb/guest (NSB_GUEST_CACHE); runs also build it when missing
@@ -59,7 +72,8 @@ guest-image: deps venv
 genconfig: venv
 	$(BIN)/oslo-config-generator --config-file etc/nsb/nsb-config-generator.conf
 
-bench: deps venv
+bench: deps trex-runtime venv
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/python benchmarks/bench_trex.py
 	$(BIN)/python benchmarks/bench_cli_startup.py
 	$(BIN)/python benchmarks/bench_trial_overhead.py
 	$(BIN)/python benchmarks/bench_prox_control.py

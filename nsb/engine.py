@@ -100,8 +100,9 @@ def plan(task: Task, run: RunInfo) -> Plan:
                 f"{', '.join(plugins.generator_names())}")
         _, profile = _instance("nsb.traffic_profiles", scenario.profile, run)
         if getattr(profile, "mix", None) is not None and not generator.SENDS_FRAME_MIX:
+            why = generator.no_frame_mix_reason or "sends one frame size at a time"
             raise scenario.profile.options_where.error(
-                f"IMIX: generator '{scenario.generator.type}' sends one frame size at a time; "
+                f"IMIX: generator '{scenario.generator.type}' {why}; "
                 f"generators that send a mix: {', '.join(plugins.mix_generator_names())}",
                 "packet_sizes")
         _, runner = _instance("nsb.runners", scenario.runner, run)

@@ -35,13 +35,13 @@ NSB_NAMES = {
                     "Dynamictp", "SearchRunner"},
     "nsb.traffic_profiles": {
         "ProxMplsTagUntagProfile",
-        "ProxProfile", "RFC2544Profile", "TrexProfile",
+        "ProxProfile", "TrexProfile",
         "IXIARFC2544Profile", "IxiaRFC2544Profile", "IXIARFC2544PppoeScenarioProfile",
         "IxiaBasicProfile", "IxiaPppoeClientProfile", "VpeRFC2544Profile", "LandslideProfile",
         "SippProfile", "VppRFC2544Profile", "TrafficProfileGenericHTTP", "IperfProfile",
     },
     "nsb.vnfs": {
-        "TrexTrafficGenRFC", "TrexTrafficGen", "IxiaTrafficGen", "IxLoadTrafficGen",
+        "IxiaTrafficGen", "IxLoadTrafficGen",
         "ProxAclVnf", "VpeApproxVnf", "UdpReplayApproxVnf",
         "CgnaptApproxVnf", "AclApproxVnf", "VfwApproxVnf", "RouterVNF", "PingTrafficGen",
         "IxiaResourceHelper", "LandslideTrafficGen", "SippVnf", "VcmtsVNF", "VppRFC2544Vnf",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nsb.frames import Frame
+from nsb.packets import PacketSpec
 
 # the latency percentiles every generator reports (``LatencyStats.percentiles_us``
 # keys p50, p90, ...), which the results and the dashboards show
@@ -19,6 +20,9 @@ class Trial:
     rate_pps: float
     duration_s: float
     flows: int | None = None
+    # per direction what the frames carry (NSB's uplink_N/downlink_N); empty: the
+    # generator's own UDP frames between its ports' addresses
+    packets: tuple[PacketSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,3 +93,22 @@ def latency_record(latency: LatencyStats | None) -> dict | None:
     if latency.overflow_samples:
         record["histogram_overflow"] = latency.overflow_samples
     return record
+
+
+def percentiles(histogram: list[tuple[float, int]], samples: int,
+                overflow: int = 0) -> dict[str, float]:
+    """Upper bucket edge at each percentile's rank (conservative by at most one
+    bucket); none for a rank that falls among the ``overflow`` samples (the last)."""
+    result = {}
+    covered = samples - overflow
+    for p in PERCENTILES:
+        rank = max(1, -(-p * samples // 100))
+        if rank > covered:
+            continue
+        seen = 0
+        for edge, count in histogram:
+            seen += count
+            if seen >= rank:
+                result[f"p{p:g}"] = edge
+                break
+    return result

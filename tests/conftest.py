@@ -8,6 +8,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "tc_testpmd_netns_rfc2544.yaml"
 NSB = [sys.executable, "-m", "nsb"]
 
+# TRex for the tests that run it: NSB_TREX_PATH, else ../shared/tools/trex beside the
+# checkout. Every other test sees no TRex (the lab sample then uses trafgen), whatever
+# this machine has installed; the TRex tests hand TREX_PATH to what they start.
+TREX_PATH = Path(os.environ.get("NSB_TREX_PATH") or ROOT.parent / "shared" / "tools" / "trex")
+os.environ["NSB_TREX_PATH"] = str(ROOT / "tests" / "no-trex-here")
+
 
 @pytest.fixture
 def nsb_main(capsys):

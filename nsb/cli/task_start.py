@@ -4,6 +4,7 @@ and the SLA verdict, also when the run stopped early."""
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 from nsb.cli.sla_gate import gate_from_args
@@ -20,6 +21,8 @@ def cmd_task_start(args) -> int:
     # bad SLAs: before anything runs
     gate = gate_from_args(args, args.results_dir or conf.results_dir)
     plan = make_plan(args, conf, task, args.results_dir, dry_run=args.dry_run)
+    if task.notice:  # once the task is known to be good, before it runs
+        print(f"nsb: note: {task.notice}", file=sys.stderr)
     if args.dry_run:
         print(plan_yaml(plan.describe()), end="")
         return 0

@@ -105,8 +105,11 @@ class Context(Plugin):
                      "peer": str(iface.peer) if iface.peer else None}
             if iface.peer:
                 entry["peer_mac"] = iface.peer_mac
-            entry.update({k: v for k, v in (("pci", iface.pci), ("driver", iface.driver),
-                                            ("dpdk_port", iface.dpdk_port)) if v not in ("", None)})
+            shown = (("pci", iface.pci), ("driver", iface.driver),
+                     ("dpdk_port", iface.dpdk_port), ("socket", iface.socket))
+            entry.update({k: v for k, v in shown if v not in ("", None)})
+            if iface.kind != "veth":
+                entry["type"] = iface.kind
             interfaces[iface.name] = entry
         described["interfaces"] = interfaces
         return described

@@ -50,6 +50,7 @@ class NetnsContext(Context):
             self.nodes = topology.build_nodes(options["nodes"])
         self.links = topology.build_links(options.get("links", []), self.nodes, spec.where)
         topology.assign_addresses(self.nodes, self.links)
+        topology.assign_memif_sockets(self.links, self.nodes, self.memif_dir, spec.where)
         self.connect_peers()
         self._created_netns: list[str] = []
 
@@ -79,15 +80,17 @@ class NetnsContext(Context):
             ip("-n", ns, "link", "set", "lo", "up")
         if any(i.is_vhostuser for n in self.nodes.values() for i in n.interfaces.values()):
             os.makedirs(self.vhost_dir, exist_ok=True)
+        if any(i.is_memif for n in self.nodes.values() for i in n.interfaces.values()):
+            os.makedirs(self.memif_dir, exist_ok=True)
         for index, (left_end, right_end) in enumerate(self._wires()):
-            if self._is_vhost_wire(left_end, right_end):
-                continue  # the VNF and the switch meet on a vhost-user socket
+            if self._is_socket_wire(left_end, right_end):
+                continue  # the two ends meet on a vhost-user or memif socket
             veth_pair(self._veth_name(index, "a"), self._veth_name(index, "b"),
                       [(self.netns_name(end.node), self.nodes[end.node].interfaces[end.interface])
                        for end in (left_end, right_end)])
         for node in self.nodes.values():  # interfaces without a link are dummies
             for iface in node.interfaces.values():
-                if iface.peer is None and not iface.is_vhostuser:
+                if iface.peer is None and iface.kind == "veth":
                     ns = self.netns_name(node.name)
                     ip("-n", ns, "link", "add", iface.name, "type", "dummy")
                     configure(ns, iface)
@@ -97,8 +100,14 @@ class NetnsContext(Context):
     def vhost_dir(self) -> str:
         return vhost_dir(self.run.task_id)
 
-    def _is_vhost_wire(self, *ends) -> bool:
-        return any(self.nodes[e.node].interfaces[e.interface].is_vhostuser for e in ends)
+    @property
+    def memif_dir(self) -> str:
+        """Where the task's memif sockets are (both ends' namespaces see /tmp)."""
+        return f"/tmp/nsb-{self.run.task_id}/memif"
+
+    def _is_socket_wire(self, *ends) -> bool:
+        return any(self.nodes[e.node].interfaces[e.interface].kind in ("vhostuser", "memif")
+                   for e in ends)
 
     def undeploy(self) -> None:
         for node in self.nodes.values():
@@ -116,6 +125,7 @@ class NetnsContext(Context):
             subprocess.run(["ip", "link", "delete", self._veth_name(index, "a")],
                            capture_output=True)
         shutil.rmtree(self.vhost_dir, ignore_errors=True)
+        shutil.rmtree(self.memif_dir, ignore_errors=True)
         with contextlib.suppress(OSError):  # the task's directory, if nothing else is in it
             os.rmdir(os.path.dirname(self.vhost_dir))
 

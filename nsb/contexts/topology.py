@@ -14,7 +14,8 @@ INTERFACE_SCHEMA = {
         "ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+/\d+$"},
         "mtu": {"type": "integer", "minimum": 68, "maximum": 9216},
         # vhostuser: no veth; the node's VNF and the switch share a vhost-user socket
-        "type": {"enum": ["veth", "vhostuser"]},
+        # memif: no veth; the DPDK programs at the link's two ends share a memif socket
+        "type": {"enum": ["veth", "vhostuser", "memif"]},
     },
 }
 
@@ -126,6 +127,28 @@ def _bridge_node(via: str, nodes: dict[str, Node], where: Where,
         raise where.error(f"bridge '{via}' is provided by {len(hosts)} nodes (declare it in "
                           f"one node's 'bridges'); known: {', '.join(known) or 'none'}", *at)
     return hosts[0], via
+
+
+GENERATOR_ROLES = ("trafficgen", "tg")
+
+
+def assign_memif_sockets(links: list[Link], nodes: dict[str, Node], socket_dir: str,
+                         where: Where) -> None:
+    """A memif link is one socket file: the end on a traffic generator's node connects
+    to it, the other end (or, between two non-generators, the link's first) serves it."""
+    for index, link in enumerate(links):
+        ends = [(end, nodes[end.node].interfaces[end.interface]) for end in (link.a, link.b)]
+        memif = [iface.is_memif for _, iface in ends]
+        if not any(memif):
+            continue
+        if not all(memif) or link.via:
+            raise where.error("a memif interface links directly to another memif interface "
+                              f"(link {link})", "links", index)
+        first_is_generator = nodes[link.a.node].role.lower() in GENERATOR_ROLES
+        server = 1 if first_is_generator else 0
+        for side, (_, iface) in enumerate(ends):
+            iface.socket = f"{socket_dir}/{link.a.node}-{link.a.interface}.sock"
+            iface.serves_socket = side == server
 
 
 def assign_addresses(nodes: dict[str, Node], links: list[Link], first: int = 1) -> None:

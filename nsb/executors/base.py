@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import abc
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -79,6 +83,18 @@ class Executor(abc.ABC):
         (ConnectionRefusedError while nothing listens yet).
         """
         raise NotImplementedError(f"{type(self).__name__} cannot open TCP connections")
+
+    @property
+    def service_host(self) -> str:
+        """The address at which nsb reaches TCP services on the node (a TRex server's
+        RPC port): itself for this machine and its namespaces, the SSH host otherwise."""
+        return "127.0.0.1"
+
+    def in_network(self, call: Callable[[], T]) -> T:
+        """``call()`` where connections to ``service_host`` reach the node: inside its
+        network namespace for a namespace node. A client library that opens its own
+        sockets (TRex's ZMQ client) connects inside this."""
+        return call()
 
     def stop_all(self) -> None:  # noqa: B027 - optional hook
         """Stop every process this executor started that is still running."""

@@ -166,30 +166,39 @@ class NetnsExecutor(LocalExecutor):
     def connect_tcp(self, port, host="127.0.0.1", timeout=5.0) -> socket.socket:
         return connect_in_netns(f"/run/netns/{self.netns}", host, port, timeout)
 
+    def in_network(self, call):
+        return call_in_netns(f"/run/netns/{self.netns}", call)
+
 
 def connect_in_netns(netns_path: str, host: str, port: int, timeout: float) -> socket.socket:
-    """A TCP connection made inside the network namespace at ``netns_path``.
+    """A TCP connection made inside the network namespace at ``netns_path``."""
+    return call_in_netns(netns_path,
+                         lambda: socket.create_connection((host, port), timeout=timeout))
 
-    Opened from a short-lived thread that entered the namespace: setns(2)
-    switches only the calling thread, the socket keeps the namespace it was
-    created in, and the rest of the process stays where it was.
+
+def call_in_netns(netns_path: str, call):
+    """``call()`` in a short-lived thread that entered the namespace at ``netns_path``.
+
+    setns(2) switches only the calling thread; sockets keep the namespace they
+    were created in (so do threads started from there, such as a ZMQ context's
+    I/O threads), and the rest of the process stays where it was.
     """
     outcome: dict = {}
 
-    def connect() -> None:
+    def enter_and_call() -> None:
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             with open(netns_path) as handle:
                 if libc.setns(handle.fileno(), CLONE_NEWNET) != 0:
                     errno = ctypes.get_errno()
                     raise OSError(errno, f"setns({netns_path}): {os.strerror(errno)}")
-            outcome["socket"] = socket.create_connection((host, port), timeout=timeout)
-        except OSError as exc:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             outcome["error"] = exc
 
-    thread = threading.Thread(target=connect, name=f"connect-{netns_path}")
+    thread = threading.Thread(target=enter_and_call, name=f"netns-{netns_path}")
     thread.start()
     thread.join()
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["socket"]
+    return outcome["value"]

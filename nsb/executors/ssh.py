@@ -70,6 +70,10 @@ class SshExecutor(Executor):
         """How messages name the node: ``node NAME (USER@HOST:PORT)``."""
         return self._connection.where
 
+    @property
+    def service_host(self) -> str:
+        return self._connection.host
+
     def connect(self) -> None:
         """Connect now (otherwise the first operation does); raises PrerequisiteError."""
         self._connection.connect()

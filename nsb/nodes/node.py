@@ -35,11 +35,18 @@ class Interface:
     pci: str = ""  # lab NICs: PCI address (pod ``vpci``); empty for veth
     driver: str = ""
     dpdk_port: int | None = None  # pod ``dpdk_port_num``
-    kind: str = "veth"  # or "vhostuser": a vhost-user socket instead of a wire
+    kind: str = "veth"  # or "vhostuser" / "memif": a socket instead of a wire
+    # memif: the socket the link's two DPDK programs share, and whether this end serves it
+    socket: str = ""
+    serves_socket: bool = False
 
     @property
     def is_vhostuser(self) -> bool:
         return self.kind == "vhostuser"
+
+    @property
+    def is_memif(self) -> bool:
+        return self.kind == "memif"
 
     @property
     def address(self) -> str:

@@ -58,7 +58,7 @@ def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task
                     for i, o in enumerate(data.get("outputs", DEFAULT_OUTPUTS)))
     return Task(file=path, context=contexts[0], scenarios=tuple(scenarios), outputs=outputs,
                 description=data.get("description", ""), args=dict(task_args),
-                more_contexts=tuple(contexts[1:]))
+                more_contexts=tuple(contexts[1:]), notice=data.get("notice", ""))
 
 
 def _check_vnf_names(doc: yaml_lines.LocatedDocument, at: tuple, scenario: ScenarioSpec):

@@ -63,3 +63,4 @@ class Task:
     args: Mapping = field(default_factory=dict)
     # contexts after the first (``contexts:``): their nodes join the first's
     more_contexts: tuple[PluginSpec, ...] = ()
+    notice: str = ""  # printed before the task runs

@@ -14,7 +14,7 @@ import jinja2
 from jinja2 import meta
 
 from nsb.errors import TaskError
-from nsb.task import input_file, limits, yaml_lines
+from nsb.task import input_file, limits, machine, yaml_lines
 
 
 class DefaultableUndefined(jinja2.StrictUndefined):
@@ -36,6 +36,7 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
     undefined = DefaultableUndefined if strict else jinja2.Undefined
     env = limits.LimitedEnvironment(undefined=undefined, keep_trailing_newline=True,
                                     finalize=_as_yaml_value)
+    env.globals["machine"] = machine.template_values()
     try:
         parsed = env.parse(text)
         names = _NAMES_USED.get()
@@ -113,7 +114,10 @@ def values_of(task_args: dict) -> dict:
 def _as_yaml_value(value):
     """What ``{{ x }}`` prints: a task-arg string that YAML would read as more than
     one value (a line break, ``, key:``, brackets, a comment) is printed quoted, so a
-    value stays a value; floats are printed so YAML reads them back as floats."""
+    value stays a value; floats are printed so YAML reads them back as floats; None
+    is YAML's null ``~``, as Yardstick prints it (``finalize_for_yaml``)."""
+    if value is None:
+        return "~"
     if isinstance(value, ArgText) and _changes_structure(value):
         return json.dumps(str(value))
     if isinstance(value, float) and math.isfinite(value):

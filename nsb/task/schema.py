@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 import jsonschema
 
@@ -45,6 +46,8 @@ TASK_SCHEMA = {
     "properties": {
         "schema": {"const": "nsb:task:0.1"},
         "description": {"type": "string"},
+        # a line printed before the task runs (e.g. why a sample chose its generator)
+        "notice": {"type": "string", "minLength": 1},
         "context": _CONTEXT,
         "contexts": {"type": "array", "minItems": 1, "items": _CONTEXT},
         "scenarios": {
@@ -80,8 +83,7 @@ def validate(data, schema: dict, doc: LocatedDocument, base_path: tuple = ()) ->
     error = _most_specific(errors)
     path = base_path + tuple(error.absolute_path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        path += tuple(extra[:1])  # point at the offending key itself
+        path += tuple(_extra_keys(error.instance, error.schema)[:1])  # the offending key
     message = describe(error)
     if any(redact.is_secret_key(part) for part in path):
         message = describe(error, shown=lambda value: redact.MASK)
@@ -105,7 +107,7 @@ def describe(error: jsonschema.ValidationError, shown=None) -> str:
     instance = error.instance
     if kind == "additionalProperties" and isinstance(instance, dict):
         allowed = sorted(schema.get("properties", {}))
-        extra = sorted(set(instance) - set(allowed))
+        extra = _extra_keys(instance, schema)
         key = extra[0] if extra else "?"
         hint = difflib.get_close_matches(key, allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
@@ -135,6 +137,13 @@ def describe(error: jsonschema.ValidationError, shown=None) -> str:
     if kind == "propertyNames":
         return f"invalid name: {error.message}"
     return error.message
+
+
+def _extra_keys(instance: dict, schema: dict) -> list:
+    """The keys neither ``properties`` nor ``patternProperties`` allow, sorted."""
+    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+    return sorted(key for key in instance if key not in schema.get("properties", {})
+                  and not any(p.search(str(key)) for p in patterns))
 
 
 def _article(word: str) -> str:

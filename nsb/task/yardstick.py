@@ -11,16 +11,28 @@ links become the context's links. What nsb cannot do yet is a clear
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 
 from nsb import plugins
 from nsb.nodes.node import Interface, Node
-from nsb.task import input_file, nsd, pod_file, schema, specs, standalone_file
+from nsb.task import (
+    input_file,
+    nsd,
+    packet_profile,
+    pod_file,
+    schema,
+    specs,
+    standalone_file,
+    traffic_options,
+)
 from nsb.task.documents import Where
 from nsb.task.model import PluginSpec, ScenarioSpec, Task
 from nsb.task.nsd import not_supported
 from nsb.task.yaml_lines import LocatedDocument
+
+LOG = logging.getLogger(__name__)
 
 CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
 POD_CONTEXTS = ("Node", "baremetal", "netns")  # their 'file' is a pod
@@ -31,7 +43,10 @@ _TASK_KEYS = {"schema", "scenarios", "context", "contexts", "description", "run_
 # its trials until it is done, which is what nsb does with an NSPerf scenario
 SCENARIO_TYPES = ("NSPerf", "NSPerf-RFC2544")
 _SCENARIO_KEYS = {"type", "traffic_profile", "topology", "nodes", "options", "runner",
-                  "extra_args"}
+                  "extra_args", "vnf_options"}
+# older NSB's per-VNF options, which NSB's vnf_generic.py no longer reads (TRex samples
+# still carry them): accepted and ignored, as NSB does
+IGNORED_SCENARIO_KEYS = ("vnf_options",)
 # scenario-wide options (not keyed by a VNF) that nsb honours, and what each does here
 GLOBAL_OPTIONS = {
     "interface_speed_gbps": "the line rate of the PROX profiles, unless the profile says",
@@ -39,6 +54,7 @@ GLOBAL_OPTIONS = {
     "collectd": "NSB's NFVi collector; nsb samples NFVi KPIs itself",
     "hugepages_gb": "NSB's hugepage set-up; nsb checks hugepages in pre-flight (prepare "
                     "nodes with ansible/nsb_setup.yml)",
+    **traffic_options.OPTIONS,
 }
 
 _SCHEMA = {
@@ -198,6 +214,8 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict,
     for key in raw:
         if key not in _SCENARIO_KEYS:
             raise not_supported(doc, at + (key,), f"scenario key '{key}'")
+        if key in IGNORED_SCENARIO_KEYS:
+            LOG.info("%s: scenario key '%s' is ignored, as NSB ignores it", doc.file, key)
     if raw["type"] not in SCENARIO_TYPES:
         raise not_supported(doc, at + ("type",), f"scenario type '{raw['type']}' (nsb runs "
                             f"{' and '.join(SCENARIO_TYPES)} scenarios)")
@@ -210,9 +228,12 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict,
                                nsd.Bindings(doc, at, bindings, options, pod_nodes))
     runner = specs.plugin_spec(raw.get("runner", specs.DEFAULT_RUNNER),
                                Where(doc, at + ("runner",)))
+    traffic = traffic_options.read(doc, at, global_options, bindings, pod_nodes)
+    profile_values = {**values, **traffic.values}
+    if "duration" in task_args and "duration" not in global_options:
+        profile_values["duration"] = task_args["duration"]  # as nsb rendered it before
     profile = _with_inherited_options(
-        specs.profile_spec(task_path, raw["traffic_profile"],
-                           Where(doc, at + ("traffic_profile",)), values),
+        _profile(task_path, doc, at, raw["traffic_profile"], profile_values, traffic),
         runner, global_options)
     name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
     scenario = ScenarioSpec(name=name, vnfs=tuple(vnfs), generator=None, profile=profile,
@@ -237,6 +258,22 @@ def _bindings(doc: LocatedDocument, at: tuple, raw_nodes: dict, context_names: s
     return bindings
 
 
+def _profile(task_path: Path, doc: LocatedDocument, at: tuple, raw, values: dict,
+             traffic: traffic_options.TrafficOptions) -> PluginSpec:
+    """The scenario's traffic profile rendered with the values of its traffic options,
+    with ``traffic_config`` over its own keys and, for NSB's TRex profiles, the
+    ``rfc2544`` option among them (its generator reads it in NSB)."""
+    profile = specs.profile_spec(task_path, raw, Where(doc, at + ("traffic_profile",)), values)
+    options = {**profile.options, **traffic.traffic_config}
+    if profile.type in packet_profile.PACKET_PROFILE_TYPES:
+        options = {**traffic.inherited, **options}
+        if traffic.framesize:
+            read = packet_profile.read(options, profile.options_where)
+            traffic_options.check_framesize(traffic, read.sizes, profile.where.doc.file,
+                                            Where(doc, at + ("options", "framesize")))
+    return replace(profile, options=options)
+
+
 def _with_inherited_options(profile: PluginSpec, runner: PluginSpec,
                             global_options: dict) -> PluginSpec:
     """The options NSB's profiles take from elsewhere in the scenario, where the
@@ -252,6 +289,10 @@ def _with_inherited_options(profile: PluginSpec, runner: PluginSpec,
             "interval" in runner.options:
         # NSB's IRQ test is sampled at the runner's interval
         inherited["interval"] = runner.options["interval"]
+    if runner.type == "Duration" and profile.type == "FixedProfile" and \
+            "duration" in runner.options:
+        # NSB's fixed traffic runs until the Duration runner ends
+        inherited["duration"] = runner.options["duration"]
     missing = {k: v for k, v in inherited.items() if k not in profile.options}
     return replace(profile, options={**profile.options, **missing}) if missing else profile
 

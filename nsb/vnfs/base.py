@@ -108,6 +108,8 @@ class TrafficGen(Vnf):
 
     # can send a frame mix (IMIX: Trial.frame_size a FrameMix) in one stream
     SENDS_FRAME_MIX = False
+    # why an instance of a generator that sends mixes cannot on its ports ('' if it can)
+    no_frame_mix_reason = ""
 
     @property
     @abc.abstractmethod

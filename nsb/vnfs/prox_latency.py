@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from nsb.trial import PERCENTILES, LatencyStats
+from nsb.trial import LatencyStats, percentiles
 from nsb.vnfs.prox_client import LatStats, ProxClient
 from nsb.vnfs.prox_config import CoreTask
 
@@ -59,22 +59,3 @@ def merge_histograms(histograms: list[tuple[list[int], int]], hz: int,
                 merged[round(min((index + 1) * width_us, max(max_us, index * width_us)), 3)] += \
                     count
     return sorted(merged.items()), overflow
-
-
-def percentiles(histogram: list[tuple[float, int]], samples: int,
-                overflow: int = 0) -> dict[str, float]:
-    """Upper bucket edge at each percentile's rank (conservative by at most one
-    bucket); none for a rank that falls among the ``overflow`` samples (the last)."""
-    result = {}
-    covered = samples - overflow
-    for p in PERCENTILES:
-        rank = max(1, -(-p * samples // 100))
-        if rank > covered:
-            continue
-        seen = 0
-        for edge, count in histogram:
-            seen += count
-            if seen >= rank:
-                result[f"p{p:g}"] = edge
-                break
-    return result

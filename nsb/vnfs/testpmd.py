@@ -1,6 +1,7 @@
 """DPDK testpmd as the system under test: an af_packet vdev per kernel interface, a
 virtio_user vdev serving the vhost-user socket of a vhost-user interface (the
-"container" path into OVS-DPDK, with hugepages it adds while it runs)."""
+"container" path into OVS-DPDK, with hugepages it adds while it runs), a memif vdev
+per memif interface (the lab's path on which a DPDK generator is not the limit)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,11 @@ class TestpmdVnf(Vnf):
                 socket = vhost_socket(self.run.task_id, Endpoint(self.node.name, iface.name))
                 argv += ["--vdev", f"net_virtio_user{port},path={socket},server=1,queues=1,"
                          f"mac={iface.mac}"]
+                continue
+            if iface.is_memif:
+                role = "server" if iface.serves_socket else "client"
+                argv += ["--vdev", f"net_memif{port},role={role},id=0,socket={iface.socket},"
+                         f"socket-abstract=no,mac={iface.mac}"]
                 continue
             argv += ["--vdev", f"net_af_packet{port},iface={iface.name},blocksz=4096,"
                      f"framesz=2048,framecnt={o['af_packet_framecnt']},qdisc_bypass=1"]

@@ -132,10 +132,11 @@ def test_unknown_node_for_vnf(nsb_main, tmp_path):
 
 
 def test_sut_plugin_as_generator_is_refused(nsb_main, tmp_path):
-    path = write(tmp_path, GOOD.replace("type: trafgen", "type: testpmd").replace(
+    path = write(tmp_path, GOOD.replace("type: {{ generator }}", "type: testpmd").replace(
         "        flows: {{ flows | default(16) }}\n", "").replace(
         "        bidirectional: {{ bidirectional | default(true) | tojson }}\n", "").replace(
-        "        latency_probe_pps: 1000\n", "        cores: 1\n"))
+        '        {{ "latency_pps" if generator == "trex" else "latency_probe_pps" }}: 1000\n',
+        "        cores: 1\n"))
     check_one_line_error(nsb_main("task", "validate", str(path)), "traffic_generator.type",
                          "not a traffic generator", "trafgen")
 

@@ -117,10 +117,10 @@ def test_unsupported_scenario_key(nsb_main, reference):
 
 
 def test_unsupported_global_option(nsb_main, reference):
-    edit(reference, "  options:\n", "  options:\n    framesize: {uplink: {64B: 100}}\n")
+    edit(reference, "  options:\n", "  options:\n    simulated_users: {uplink: [1]}\n")
     check_one_line_error(nsb_main("task", "validate", str(reference)),
-                         "scenarios[0].options.framesize",
-                         "not supported yet: scenario option 'framesize'")
+                         "scenarios[0].options.simulated_users",
+                         "not supported yet: scenario option 'simulated_users'")
 
 
 def test_unsupported_context_type(nsb_main, reference):

@@ -1,0 +1,308 @@
+"""TRex (stateless) as nsb's traffic generator, also under NSB's names
+``TrexTrafficGenRFC`` and ``TrexTrafficGen``.
+
+The server runs on the generator's node (this machine, a namespace, or a pod's TG
+over SSH); nsb drives it with TRex's own STL client from wherever nsb runs. A
+trial is: streams per direction at the trial's rate, ``start(duration)``, wait,
+then the port counters once the receive counters stop moving. TRex over
+af_packet stretches a trial rather than dropping what it cannot send in time,
+so what it really sent is its own tx counter over the wall time of the traffic.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from dataclasses import replace
+
+from nsb import frames
+from nsb.contexts.base import Endpoint, vhost_socket
+from nsb.errors import PrerequisiteError, RunError
+from nsb.packets import Direction
+from nsb.trial import Trial, TrialResult
+from nsb.vnfs.base import TrafficGen
+from nsb.vnfs.trex import install, stats, streams, trex_cfg
+from nsb.vnfs.trex.options import OPTIONS_SCHEMA
+from nsb.vnfs.trex.server import TrexServer, command
+
+LOG = logging.getLogger(__name__)
+STATE_DELAY_S = 0.02  # TRex's "traffic done" event reaching the client's subscriber
+# measured: frames of mixed sizes over memif between TRex 3.08 and DPDK 22.11 make
+# both sides count frames that were never sent (tens of times the frames sent)
+MEMIF_NO_MIX = ("cannot send a frame mix over memif (TRex's memif ports miscount frames "
+                "of mixed sizes); a mix needs NIC or kernel-interface ports")
+
+
+class TrexTrafficGen(TrafficGen):
+    """Cisco TRex stateless: line-rate capable generator on NICs, memif, af_packet."""
+
+    SENDS_FRAME_MIX = True
+    OPTIONS_SCHEMA = OPTIONS_SCHEMA
+
+    def __init__(self, spec, options, node, context, run):
+        super().__init__(spec, options, node, context, run)
+        self.trex_path = options.get("trex_path") or install.default_path()
+        self.ports = self._ports(options.get("port_pairs"))
+        self.paths = self._paths()
+        if any(i.is_memif for i in self.ports):
+            self.SENDS_FRAME_MIX = False
+            self.no_frame_mix_reason = MEMIF_NO_MIX
+        tag = zlib.crc32(f"{run.task_id}:{spec.name}".encode())
+        self.pub_port = options.get("pub_port") or 30000 + 2 * (tag % 10000)
+        self.rpc_port = options.get("rpc_port") or self.pub_port + 1
+        self.prefix = f"nsb-{run.task_id}-{spec.name}"
+        self.cfg_path = f"{self.work_dir}/trex_cfg.yaml"
+        self.api = None
+        self.client = None
+        self.server: TrexServer | None = None
+        self._low_end: bool | None = None
+
+    # ports and paths
+
+    def _ports(self, pairs) -> list:
+        """The interfaces TRex drives, in TRex's port order (pairs side by side)."""
+        node, where = self.node, self.spec.options_where
+        if pairs is None:
+            linked = [i for _, i in node.dpdk_ports().items() if i.peer]
+            if len(linked) < 2 or len(linked) % 2:
+                names = ", ".join(i.name for i in linked) or "none"
+                raise where.error(f"TRex drives ports in pairs: {node.name} has "
+                                  f"{len(linked)} linked interfaces ({names}); name them "
+                                  "in options.port_pairs")
+            return linked
+        ports = []
+        for index, pair in enumerate(pairs):
+            for side, name in enumerate(pair):
+                if name not in node.interfaces:
+                    raise where.error(f"node {node.name} has no interface '{name}'; it has: "
+                                      f"{', '.join(node.interfaces)}", "port_pairs", index, side)
+                ports.append(node.interfaces[name])
+        return ports
+
+    def _paths(self) -> list[streams.Path]:
+        paths = []
+        for pair in range(len(self.ports) // 2):
+            a, b = 2 * pair, 2 * pair + 1
+            paths.append(streams.Path(a, b, self.ports[a], self.ports[b], pair, Direction.UPLINK))
+            if self.options["bidirectional"]:
+                paths.append(streams.Path(b, a, self.ports[b], self.ports[a], pair,
+                                          Direction.DOWNLINK))
+        return paths
+
+    @property
+    def tx_port_count(self) -> int:
+        return len(self.paths)
+
+    @property
+    def tx_ports(self) -> list[int]:
+        return sorted({p.tx for p in self.paths})
+
+    @property
+    def rx_ports(self) -> list[int]:
+        return sorted({p.rx for p in self.paths})
+
+    # configuration
+
+    def settings(self, low_end: bool) -> trex_cfg.ServerSettings:
+        o = self.options
+        return trex_cfg.ServerSettings(
+            prefix=self.prefix, rpc_port=self.rpc_port, pub_port=self.pub_port,
+            low_end=low_end, low_end_core=o["low_end_core"], master_core=o.get("master_core"),
+            latency_core=o.get("latency_core"), worker_cores=tuple(o.get("worker_cores", ())))
+
+    def _vhost_sockets(self) -> dict[str, str]:
+        return {i.name: vhost_socket(self.run.task_id, Endpoint(self.node.name, i.name))
+                for i in self.ports if i.is_vhostuser}
+
+    def config_text(self, low_end: bool) -> str:
+        return trex_cfg.render(self.ports, self.settings(low_end), self._vhost_sockets())
+
+    def command(self) -> list[str]:
+        o = self.options
+        return command(self.trex_path, self.cfg_path, o.get("queues_per_port"), o["extra_args"])
+
+    def _decide_low_end(self) -> bool:
+        chosen = self.options["low_end"]
+        if chosen != "auto":
+            return bool(chosen)
+        cpus = self.executor.run(["nproc", "--all"], check=False).stdout.strip()
+        return not cpus.isdigit() or int(cpus) < trex_cfg.LOW_END_BELOW_CPUS
+
+    def describe(self) -> dict:
+        info = super().describe()
+        low_end = self.options["low_end"]
+        info["trex_path"] = self.trex_path
+        info["command"] = " ".join(self.command())
+        info["trex_cfg.yaml"] = self.config_text(low_end is True or low_end == "auto")
+        if low_end == "auto":
+            info["low_end"] = (f"decided at start: on when the node has fewer than "
+                               f"{trex_cfg.LOW_END_BELOW_CPUS} CPUs")
+        info["ports"] = {n: f"{i.name} ({trex_cfg.port_kind(i)})"
+                         for n, i in enumerate(self.ports)}
+        info["streams"] = [stats.describe_path(p, self.options) for p in self.paths]
+        return info
+
+    # lifecycle
+
+    def required_binaries(self) -> list[str]:
+        return ["env"]
+
+    def instantiate(self) -> None:
+        missing = install.missing_server_files(self.executor, self.trex_path)
+        if missing:
+            raise PrerequisiteError(
+                f"{self.node.name}: no TRex server in {self.trex_path} (missing "
+                f"{', '.join(missing)}): set options.trex_path, or install TRex at "
+                f"{install.DEFAULT_PATH} or set {install.ENV}")
+        client_dir = install.client_dir(self.trex_path, self.options.get("trex_client_lib"))
+        self.api = install.load_stl_api(client_dir)
+        self._low_end = self._decide_low_end()
+        self.executor.run(["mkdir", "-p", self.work_dir])
+        self.executor.write_file(self.cfg_path, self.config_text(self._low_end))
+        self.log = self.log_path("trex")
+        self.server = TrexServer(self.executor, self.command(), self.log, self.prefix,
+                                 self.name, self.log_text)
+        self.server.start()
+        self.process = self.server.process
+
+    def _connect(self):
+        client = self.api.STLClient(server=self.executor.service_host, sync_port=self.rpc_port,
+                                    async_port=self.pub_port, verbose_level="none")
+        try:
+            self.executor.in_network(client.connect)
+        except Exception:
+            _quietly(client.disconnect)
+            raise
+        return client
+
+    def wait_until_ready(self, timeout: float) -> None:
+        self.client = self.server.wait_ready(self._connect, timeout)
+        count = len(self.client.get_all_ports())
+        if count != len(self.ports):
+            raise RunError(f"{self.name}: TRex has {count} ports, nsb configured "
+                           f"{len(self.ports)} (log: {self.log})")
+        self.client.reset(ports=list(range(count)))
+        LOG.info("%s: TRex %s ready on %s (RPC %s:%d)", self.name, self._version(),
+                 self.node.name, self.executor.service_host, self.rpc_port)
+
+    def _version(self) -> str:
+        return str(self.client.get_server_version().get("version", "?"))
+
+    def software_versions(self) -> dict[str, str]:
+        return {f"{self.name}: TRex": self._version()} if self.client else {}
+
+    def collect_kpi(self) -> dict[str, float]:
+        if self.client is None:
+            return {}
+        cpu = self.client.get_stats(ports=[]).get("global", {}).get("cpu_util")
+        return {"trex_cpu_util_pct": float(cpu)} if cpu is not None else {}
+
+    def terminate(self) -> None:
+        if self.client is not None:
+            _quietly(lambda: self.client.disconnect(stop_traffic=True, release_ports=True))
+            self.client = None
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+            self.process = None
+        served = [i.socket for i in self.ports if i.is_memif and i.serves_socket]
+        if served:  # a memif socket TRex served; left over it stops the next start
+            self.executor.run(["rm", "-f", *served], check=False)
+        if self.executor is not None:
+            self.remove_work_dir()
+
+    # trials
+
+    def run_trial(self, trial: Trial) -> TrialResult:
+        died = self.server.died() if self.server else f"{self.name}: TRex is not running"
+        if died:
+            raise RunError(died)
+        self._check_frame_fits(frames.largest(trial.frame_size))
+        if isinstance(trial.frame_size, frames.FrameMix) and not self.SENDS_FRAME_MIX:
+            raise RunError(f"{self.name}: {MEMIF_NO_MIX}")
+        flows = trial.flows or self.options["flows"]
+        pg_ids = self._load_streams(trial, flows)
+        client, ports = self.client, list(range(len(self.ports)))
+        client.clear_stats(ports=ports)
+        client.start(ports=self.tx_ports, duration=trial.duration_s, force=True)
+        wall_s, stretched = self._wait_traffic(trial)
+        port_stats = self._drain(ports)
+        latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
+        return stats.trial_result(replace(trial, flows=flows), self, port_stats, wall_s,
+                                  stretched, latency)
+
+    def _load_streams(self, trial: Trial, flows: int) -> list[int]:
+        """Replace every port's streams with the trial's; the latency streams' pg_ids."""
+        api, client = self.api, self.client
+        client.remove_all_streams(ports=list(range(len(self.ports))))
+        per_path_pps = trial.rate_pps / len(self.paths)
+        pg_ids = []
+        for index, path in enumerate(self.paths):
+            spec = streams.spec_for(path, trial, flows)
+            data_pps, latency_pps = streams.split_rate(per_path_pps,
+                                                       self.options["latency_pps"])
+            loaded = streams.data_streams(api, path, spec, trial.frame_size, data_pps)
+            if latency_pps > 0:
+                loaded.append(streams.latency_stream(api, path, spec, trial.frame_size,
+                                                     latency_pps, index + 1))
+                pg_ids.append(index + 1)
+            client.add_streams(loaded, ports=[path.tx])
+        return pg_ids
+
+    def _wait_traffic(self, trial: Trial) -> tuple[float, bool]:
+        """(seconds from the start until TRex stopped sending, whether it was still
+        sending when the trial plus its tolerance was over).
+
+        TRex that cannot keep up lags behind its schedule rather than dropping frames,
+        so a trial it stretches is generator-limited. The time starts once ``start``
+        returned (the traffic started before), so only a real stretch counts; the
+        ports' state comes from the client's subscriber, checked every 10 ms. A trial
+        stretched past ``stretch_limit`` is stopped. Latency frames still on their way
+        then get ``rx_delay_ms`` to arrive."""
+        started = time.monotonic()
+        tolerance = self.options["generator_tolerance_pct"] / 100.0
+        due = started + trial.duration_s * (1 + tolerance) + STATE_DELAY_S
+        limit = trial.duration_s * self.options["stretch_limit"] + 10
+        tx_ports = set(self.tx_ports)
+        stretched = False
+        while tx_ports & set(self.client.get_active_ports()):
+            stretched = stretched or time.monotonic() > due
+            if time.monotonic() - started > limit:
+                LOG.warning("%s: TRex still sending %g s into a %g s trial; stopped",
+                            self.name, limit, trial.duration_s)
+                self.client.stop(ports=self.tx_ports)
+                break
+            time.sleep(0.01)
+        wall_s = time.monotonic() - started
+        self.client.wait_on_traffic(ports=self.tx_ports, timeout=5,
+                                    rx_delay_ms=self.options["rx_delay_ms"])
+        return wall_s, stretched
+
+    def _drain(self, ports: list[int]) -> dict:
+        """Port counters once the receive counters rest ``drain_quiet_s`` (or at the
+        drain timeout): nothing in flight is counted as lost."""
+        quiet, deadline = self.options["drain_quiet_s"], \
+            time.monotonic() + self.options["drain_timeout_s"]
+        last = self.client.get_stats(ports=ports)
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            now = self.client.get_stats(ports=ports)
+            if stats.received(now, self.rx_ports) == stats.received(last, self.rx_ports):
+                return now
+            last = now
+        return last
+
+    def _check_frame_fits(self, frame_size: int) -> None:
+        for iface in self.ports:
+            if frame_size - 18 > iface.mtu:
+                raise RunError(f"frame size {frame_size} B does not fit the MTU {iface.mtu} of "
+                               f"{self.node.name}:{iface.name} (frame = MTU + 18)")
+
+
+def _quietly(call) -> None:
+    try:
+        call()
+    except Exception as exc:  # teardown goes on: the server is stopped next anyway
+        LOG.debug("TRex client: %s", exc)
+

@@ -1,0 +1,256 @@
+"""The real TRex (v3.08 stateless server and its own STL client) as nsb's generator.
+
+In the embedded lab: TRex in the generator's namespace, dpdk-testpmd in the
+DUT's, joined by memif (or veth, af_packet). Every count nsb reports is checked
+against a second STL client on the same server and against testpmd's own
+counters (DPDK telemetry). No double stands in for TRex here.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import time
+
+import pytest
+
+from nsb import frames
+from nsb.errors import RunError
+from nsb.executors.local import LocalExecutor
+from nsb.trial import Trial
+from nsb.vnfs import dpdk_telemetry
+from nsb.vnfs.trex import server as trex_server
+from tests.conftest import SAMPLE, requires_root
+from tests.functional.lab import leftovers, results_of, start
+from tests.functional.test_faults import _events, _wait_for
+from tests.functional.test_sample_rfc2544 import check_consistent
+from tests.functional.trex_lab import (
+    TREX_PATH,
+    env_with_trex,
+    requires_trex,
+    running,
+    second_client,
+)
+
+
+@pytest.fixture(autouse=True)
+def _root_and_trex():
+    requires_root()
+    requires_trex()
+
+
+def _testpmd_counts(testpmd) -> dict[int, tuple[int, int]]:
+    """port -> (ipackets, opackets) as testpmd counts them."""
+    reply = dpdk_telemetry.query(testpmd.executor, testpmd.file_prefix,
+                                 ["/ethdev/stats,0", "/ethdev/stats,1"])
+    return {p: (reply[f"/ethdev/stats,{p}"]["ipackets"], reply[f"/ethdev/stats,{p}"]["opackets"])
+            for p in (0, 1)}
+
+
+def test_what_nsb_reports_is_what_trex_and_testpmd_counted(tmp_path):
+    with running(tmp_path, generator="trex", forward_mode="io") as scenario:
+        gen, testpmd = scenario.generator, scenario.vnfs[0]
+        other = second_client(gen)
+        try:
+            other.clear_stats()  # the second client's own baseline
+            before = _testpmd_counts(testpmd)
+            trials = [Trial(64, 200_000, 1.0, flows=1000), Trial(594, 100_000, 1.0),
+                      Trial(1518, 50_000, 1.0)]
+            results = [gen.run_trial(t) for t in trials]
+            seen = other.get_stats(ports=[0, 1])
+            after = _testpmd_counts(testpmd)
+        finally:
+            other.disconnect(stop_traffic=False, release_ports=False)
+    for trial, result in zip(trials, results, strict=True):
+        assert 0 < result.rx_packets <= result.tx_packets, result
+        # the rate asked was sent (latency stream included), within TRex's pacing
+        assert result.tx_packets == pytest.approx(trial.rate_pps * trial.duration_s, rel=0.02)
+        assert not result.generator_limited, result
+        assert result.latency and result.latency.samples > 0
+        lat = result.latency
+        assert lat.min_us <= lat.avg_us <= lat.max_us
+        assert lat.percentiles_us["p50"] <= lat.percentiles_us["p99"] <= lat.max_us
+        assert result.extra["xe0.OutPackets"] == result.ports["xe0"]["tx_packets"]
+    # the second client read exactly the frames nsb reported, per port
+    for number, name in ((0, "xe0"), (1, "xe1")):
+        assert seen[number]["opackets"] == sum(r.ports[name]["tx_packets"] for r in results)
+        assert seen[number]["ipackets"] == sum(r.ports[name]["rx_packets"] for r in results)
+    # testpmd received on each port what TRex sent into it, and TRex got what it forwarded
+    # (sut:xe0 is cabled to tg:xe0, sut:xe1 to tg:xe1)
+    for port, name in ((0, "xe0"), (1, "xe1")):
+        received = after[port][0] - before[port][0]
+        forwarded = after[port][1] - before[port][1]
+        assert received == sum(r.ports[name]["tx_packets"] for r in results)
+        assert forwarded == sum(r.ports[name]["rx_packets"] for r in results)
+
+
+def test_flows_and_sizes_reach_the_dut_as_asked(tmp_path):
+    """A million flows (field engine, not cached) and an IMIX over af_packet, checked in
+    testpmd's counters: every frame TRex sent arrived, at the mix's mean size."""
+    with running(tmp_path, generator="trex", forward_mode="io", link="veth") as scenario:
+        gen, testpmd = scenario.generator, scenario.vnfs[0]
+        mix = frames.from_weights({64: 7, 594: 4, 1518: 1})
+        reply_before = dpdk_telemetry.query(testpmd.executor, testpmd.file_prefix,
+                                            ["/ethdev/stats,0"])
+        result = gen.run_trial(Trial(mix, 20_000, 1.0, flows=1_000_000))
+        reply_after = dpdk_telemetry.query(testpmd.executor, testpmd.file_prefix,
+                                           ["/ethdev/stats,0"])
+    got = {k: reply_after["/ethdev/stats,0"][k] - reply_before["/ethdev/stats,0"][k]
+           for k in ("ipackets", "ibytes")}
+    assert got["ipackets"] == result.ports["xe0"]["tx_packets"]
+    # DPDK counts bytes without FCS; the latency stream (1000 pps, a tenth of the frames
+    # here) sends the mix's commonest size
+    latency_share = 1000 / 10_000
+    expected = (1 - latency_share) * mix.avg_size + latency_share * mix.most_common
+    assert got["ibytes"] / got["ipackets"] + 4 == pytest.approx(expected, rel=0.03)
+    assert result.trial.flows == 1_000_000
+    assert 0 < result.rx_packets <= result.tx_packets
+
+
+def test_a_mix_over_memif_is_refused_in_one_line(nsb_main):
+    code, _, err = nsb_main("task", "validate", str(SAMPLE), "--task-args",
+                            json.dumps({"generator": "trex", "packet_sizes": ["IMIX"]}))
+    assert code == 2, err
+    assert "cannot send a frame mix over memif" in err and len(err.strip().splitlines()) == 1
+
+
+def test_trex_over_af_packet_says_when_it_cannot_keep_up(tmp_path):
+    """On veth TRex stretches a trial it cannot send in time: that is generator-limited,
+    and what it really sent is its counter over the time it took."""
+    with running(tmp_path, generator="trex", link="veth", forward_mode="io") as scenario:
+        gen = scenario.generator
+        slow = gen.run_trial(Trial(64, 3_000_000, 1.0))
+        easy = gen.run_trial(Trial(64, 10_000, 1.0))
+    assert slow.generator_limited
+    assert slow.elapsed_s > 1.05 or slow.tx_packets < 0.95 * 3_000_000
+    assert slow.measured_tx_pps < 3_000_000 * 0.95
+    assert not easy.generator_limited
+    assert 0 < easy.rx_packets <= easy.tx_packets
+
+
+def test_the_sample_with_trex_finds_a_limit_testpmd_counted(results_conf, tmp_path):
+    results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0\n")
+    proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64]}, env=env_with_trex())
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert "nsb: note" not in err  # TRex was found: no fallback notice
+    task_id, doc = results_of(tmp_path / "results")
+    check_consistent(doc, speed_gbps=10)
+    (result,) = doc["results"]
+    assert result["limited_by"] in ("dut", "generator"), result
+    best = [t for t in doc["trials"] if t["verdict"] in ("pass", "generator_limited")
+            and t["tx_rate_pps"] == pytest.approx(result["throughput_pps"])][0]
+    # testpmd's own counters (sampled after each trial) forwarded what TRex received
+    samples = [k for k in doc["kpis"] if k["source"] == "testpmd0"]
+    by_trial = {k["trial_index"]: k["kpis"] for k in samples}
+    index = best["trial_index"]
+    prior = by_trial.get(index - 1, {})
+    forwarded = sum(by_trial[index][f"port{p}_opackets"] - prior.get(f"port{p}_opackets", 0)
+                    for p in (0, 1))
+    assert forwarded == best["rx_packets"]
+    # over the time the traffic took (TRex stretches a trial it cannot send in time)
+    seconds = max(best["duration_s"], best["elapsed_s"])
+    assert result["throughput_pps"] == pytest.approx(forwarded / seconds, rel=0.10)
+    assert leftovers(task_id) == []
+
+
+def test_after_sigkill_the_next_run_removes_trex(results_conf, tmp_path):
+    killed = start(results_conf, {"duration_s": 5, "packet_sizes": [64]}, env=env_with_trex())
+    task_id, _ = _wait_for(lambda: (e := _events(tmp_path / "results")) and
+                           "TrialStarted" in e[1] and e, killed, "trial")
+    time.sleep(1.0)
+    killed.send_signal(signal.SIGKILL)
+    killed.communicate(timeout=30)
+    left = leftovers(task_id)
+    assert any("t-rex-64" in item for item in left), left  # the fault is real
+    conf = tmp_path / "second.conf"
+    conf.write_text(f"[DEFAULT]\nresults_dir = {tmp_path}/second\nlog_dir = {tmp_path}/logs\n")
+    after = start(conf, {"duration_s": 1, "packet_sizes": [64], "generator": "trafgen"})
+    _, err = after.communicate(timeout=600)
+    assert after.returncode == 0, err
+    assert f"task {task_id} ended without cleaning up" in err
+    assert leftovers(task_id) == []
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _cfg(tmp_path, interfaces: list[str], rpc: int) -> str:
+    path = tmp_path / "trex_cfg.yaml"
+    path.write_text(json.dumps([{
+        "version": 2, "port_limit": 2, "interfaces": interfaces, "prefix": f"nsbtest{rpc}",
+        "zmq_rpc_port": rpc, "zmq_pub_port": rpc + 1, "low_end": True, "low_end_core": 0}]))
+    return str(path)
+
+
+def _start_and_fail(tmp_path, interfaces, rpc) -> str:
+    executor = LocalExecutor()
+    log = tmp_path / f"trex-{rpc}.log"
+    argv = trex_server.command(str(TREX_PATH), _cfg(tmp_path, interfaces, rpc), None, [])
+    server = trex_server.TrexServer(executor, argv, str(log), f"nsbtest{rpc}", "tg0",
+                                    log.read_text)
+    server.start()
+    try:
+        with pytest.raises(RunError) as raised:
+            server.wait_ready(lambda: (_ for _ in ()).throw(ConnectionError("no answer")),
+                              60)
+    finally:
+        server.stop()
+    message = str(raised.value)
+    assert "\n" not in message and str(log) in message
+    return message
+
+
+def test_a_trex_that_will_not_start_is_one_line_with_its_reason(tmp_path):
+    missing = _start_and_fail(tmp_path, ["nsbnosuch0", "nsbnosuch1"], _free_port())
+    assert "Could not find Linux interface nsbnosuch0" in missing
+
+    left_over = tmp_path / "left.sock"
+    left_over.write_text("")  # a file where TRex wants to create its memif socket
+    memif = [f"--vdev=net_memif0,id=0,role=master,socket={left_over},socket-abstract=no",
+             f"--vdev=net_memif1,id=0,role=slave,socket={left_over},socket-abstract=no"]
+    assert "Address already in use" in _start_and_fail(tmp_path, memif, _free_port())
+
+    with socket.socket() as busy:
+        busy.bind(("0.0.0.0", 0))
+        busy.listen()
+        rpc = busy.getsockname()[1]
+        free = [f"--vdev=net_memif0,id=0,role=master,socket={tmp_path}/m.sock,"
+                "socket-abstract=no",
+                f"--vdev=net_memif1,id=0,role=slave,socket={tmp_path}/m.sock,"
+                "socket-abstract=no"]
+        assert "unable to bind ZMQ server" in _start_and_fail(tmp_path, free, rpc)
+
+
+def test_a_trex_path_without_trex_is_one_line_naming_what_is_missing(results_conf, tmp_path):
+    empty = tmp_path / "trex"
+    empty.mkdir()
+    env = dict(env_with_trex(), NSB_TREX_PATH=str(empty))
+    proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64], "generator": "trex"},
+                 env=env)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and "Traceback" not in err
+    errors = [line for line in err.splitlines() if line.startswith("nsb: error")]
+    assert len(errors) == 1, err
+    assert f"no TRex server in {empty} (missing t-rex-64, _t-rex-64, trex-cfg)" in errors[0]
+
+
+def test_capture_filters_work_with_the_bpf_library_nsb_builds(tmp_path):
+    """TRex's capture filters run on the libbpf-64.so that `make` builds where a TRex
+    install lacks it (tools/trex/libbpf-64.c): a filter matching UDP keeps the trial's
+    frames, one matching TCP keeps none."""
+    with running(tmp_path, generator="trex", forward_mode="io") as scenario:
+        gen = scenario.generator
+        captured = {}
+        for expression in ("udp", "tcp"):
+            capture = gen.client.start_capture(rx_ports=[1], limit=1000, bpf_filter=expression)
+            gen.run_trial(Trial(64, 2_000, 0.5))
+            frames_seen: list = []
+            gen.client.stop_capture(capture["id"], output=frames_seen)
+            captured[expression] = len(frames_seen)
+    assert captured["udp"] > 100
+    assert captured["tcp"] == 0
