@@ -58,6 +58,9 @@ class TrialResult:
     # frames the generator was asked to send in the trial (None: rate x duration);
     # MLRsearch judges loss against it
     intended_packets: int | None = None
+    # frames that reached the generator's ports but that its receive path dropped (no
+    # buffer): lost, but not by the DUT
+    rx_missed_packets: int = 0
 
     @property
     def lost_packets(self) -> int:
@@ -68,6 +71,13 @@ class TrialResult:
         if self.tx_packets <= 0:
             return 100.0
         return 100.0 * max(0, self.lost_packets) / self.tx_packets
+
+    @property
+    def dut_loss_pct(self) -> float:
+        """Loss without the frames the generator itself failed to receive."""
+        if self.tx_packets <= 0:
+            return 100.0
+        return 100.0 * max(0, self.lost_packets - self.rx_missed_packets) / self.tx_packets
 
     @property
     def tx_rate_pps(self) -> float:

@@ -70,6 +70,9 @@ def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]
     """Verdict and reason: loss above tolerance is a DUT failure even if the
     generator fell short; a short generator without loss proves nothing."""
     loss = result.loss_pct
+    if loss > tolerated_loss_pct and result.dut_loss_pct <= tolerated_loss_pct:
+        return GENERATOR_LIMITED, (f"loss {loss:.4g}%, of which the generator's receive "
+                                   f"path dropped {result.rx_missed_packets} frames")
     if loss > tolerated_loss_pct:
         return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%"
     if result.generator_limited:
@@ -184,7 +187,10 @@ class Measurer:
     def _record(self, result: TrialResult, verdict: Verdict) -> None:
         frame = result.trial.frame_size
         self._judged.setdefault(frame, []).append((result, verdict))
-        if verdict == GENERATOR_LIMITED:
+        # a short generator's trial is an answer only if nothing was lost: frames its own
+        # receive path dropped cannot be vouched for
+        if verdict == GENERATOR_LIMITED and not (result.rx_missed_packets
+                                                 and result.lost_packets > 0):
             known = self._best_short.get(frame)
             if known is None or result.tx_rate_pps > known.tx_rate_pps:
                 self._best_short[frame] = result

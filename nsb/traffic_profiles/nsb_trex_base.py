@@ -58,6 +58,9 @@ def drop_judge(allowed_pct: float) -> Judge:
     """A trial passes when it dropped at most ``allowed_pct`` % (NSB's allowed high)."""
     def judge(result: TrialResult) -> tuple[Verdict, str]:
         drop = drop_pct(result)
+        if drop > allowed_pct and result.dut_loss_pct <= allowed_pct:
+            return GENERATOR_LIMITED, (f"drop {drop:.5g}%, of which the generator's receive "
+                                       f"path dropped {result.rx_missed_packets} frames")
         if drop > allowed_pct:
             return FAIL, f"drop {drop:.5g}% > allowed {allowed_pct:g}%"
         if result.generator_limited:

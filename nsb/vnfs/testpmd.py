@@ -25,7 +25,7 @@ class TestpmdVnf(Vnf):
         "additionalProperties": False,
         "properties": {
             "testpmd_path": {"type": "string", "default": "dpdk-testpmd"},
-            "forward_mode": {"enum": ["io", "mac", "macswap"], "default": "io"},
+            "forward_mode": {"enum": ["io", "mac", "macswap", "5tswap", "csum"], "default": "io"},
             "cores": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
             "lcores": {"type": "string", "pattern": r"^[0-9,\-]+$"},
             "burst": {"type": "integer", "minimum": 1, "maximum": 512, "default": 32},

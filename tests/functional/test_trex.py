@@ -254,3 +254,28 @@ def test_capture_filters_work_with_the_bpf_library_nsb_builds(tmp_path):
             captured[expression] = len(frames_seen)
     assert captured["udp"] > 100
     assert captured["tcp"] == 0
+
+
+NSB_SAMPLE = SAMPLE.parent / "trex" / "tc_trex_testpmd_rfc2544.yaml"
+
+
+def test_nsbs_trex_task_format_runs_in_the_lab(results_conf, tmp_path):
+    """NSB's format (TrexTrafficGenRFC, RFC2544Profile, uplink/downlink packet
+    definitions, framesize/flow/rfc2544 options) with real TRex and testpmd."""
+    proc = start(results_conf, {"context": "netns", "duration_s": 1, "flows": 64},
+                 task=NSB_SAMPLE, env=env_with_trex())
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    assert result["throughput_pps"] > 0 and result["frame_size"] == 64
+    assert result["allowed_drop_rate_pct"] == [0.0001, 0.001]
+    for trial in doc["trials"]:
+        assert 0 <= trial["rx_packets"] <= trial["tx_packets"]
+        assert trial["flows"] == 64
+        # NSB's names beside nsb's
+        assert trial["extra"]["xe0.OutPackets"] == trial["ports"]["xe0"]["tx_packets"]
+        assert trial["extra"]["DropPercentage"] == pytest.approx(trial["loss_pct"])
+    passing = [t for t in doc["trials"] if t["verdict"] == "pass"]
+    assert passing and all(t["loss_pct"] <= 0.001 for t in passing)
+    assert leftovers(task_id) == []

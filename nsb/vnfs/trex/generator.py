@@ -57,6 +57,7 @@ class TrexTrafficGen(TrafficGen):
         self.client = None
         self.server: TrexServer | None = None
         self._low_end: bool | None = None
+        self._sending: list[streams.Path] = []  # the paths of the current trial
 
     # ports and paths
 
@@ -96,11 +97,12 @@ class TrexTrafficGen(TrafficGen):
 
     @property
     def tx_ports(self) -> list[int]:
-        return sorted({p.tx for p in self.paths})
+        """The ports sending in the current trial (all paths' before the first)."""
+        return sorted({p.tx for p in self._sending or self.paths})
 
     @property
     def rx_ports(self) -> list[int]:
-        return sorted({p.rx for p in self.paths})
+        return sorted({p.rx for p in self._sending or self.paths})
 
     # configuration
 
@@ -218,6 +220,14 @@ class TrexTrafficGen(TrafficGen):
         died = self.server.died() if self.server else f"{self.name}: TRex is not running"
         if died:
             raise RunError(died)
+        try:
+            return self._run_trial(trial)
+        except self.api.TRexError as exc:  # TRex refused a request: its words, one line
+            died = self.server.died()
+            raise RunError(died or f"{self.name}: TRex: {' '.join(str(exc).split())} "
+                           f"(log: {self.log})") from None
+
+    def _run_trial(self, trial: Trial) -> TrialResult:
         self._check_frame_fits(frames.largest(trial.frame_size))
         if isinstance(trial.frame_size, frames.FrameMix) and not self.SENDS_FRAME_MIX:
             raise RunError(f"{self.name}: {MEMIF_NO_MIX}")
@@ -228,18 +238,25 @@ class TrexTrafficGen(TrafficGen):
         client.start(ports=self.tx_ports, duration=trial.duration_s, force=True)
         wall_s, stretched = self._wait_traffic(trial)
         port_stats = self._drain(ports)
+        missed = sum(int(client.get_xstats(port).get("rx_missed_errors", 0))
+                     for port in self.rx_ports)
         latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
         return stats.trial_result(replace(trial, flows=flows), self, port_stats, wall_s,
-                                  stretched, latency)
+                                  stretched, latency, missed)
 
     def _load_streams(self, trial: Trial, flows: int) -> list[int]:
         """Replace every port's streams with the trial's; the latency streams' pg_ids."""
         api, client = self.api, self.client
         client.remove_all_streams(ports=list(range(len(self.ports))))
-        per_path_pps = trial.rate_pps / len(self.paths)
+        sending = [(path, streams.spec_for(path, trial, flows)) for path in self.paths]
+        sending = [(path, spec) for path, spec in sending if spec is not None]
+        if not sending:
+            raise RunError(f"{self.name}: the profile defines frames for none of TRex's "
+                           f"port pairs ({len(self.ports) // 2}): "
+                           f"{', '.join(s.name for s in trial.packets)}")
+        per_path_pps = trial.rate_pps / len(sending)
         pg_ids = []
-        for index, path in enumerate(self.paths):
-            spec = streams.spec_for(path, trial, flows)
+        for index, (path, spec) in enumerate(sending):
             data_pps, latency_pps = streams.split_rate(per_path_pps,
                                                        self.options["latency_pps"])
             loaded = streams.data_streams(api, path, spec, trial.frame_size, data_pps)
@@ -248,6 +265,7 @@ class TrexTrafficGen(TrafficGen):
                                                      latency_pps, index + 1))
                 pg_ids.append(index + 1)
             client.add_streams(loaded, ports=[path.tx])
+        self._sending = [path for path, _ in sending]
         return pg_ids
 
     def _wait_traffic(self, trial: Trial) -> tuple[float, bool]:

@@ -16,6 +16,8 @@ import warnings
 from pathlib import Path
 from types import ModuleType
 
+import yaml  # noqa: F401 - loaded before TRex's client, which bundles an old one
+
 from nsb.errors import PrerequisiteError
 from nsb.task.machine import TREX_DEFAULT_PATH as DEFAULT_PATH
 from nsb.task.machine import TREX_ENV as ENV
@@ -23,6 +25,9 @@ from nsb.task.machine import TREX_SERVER_FILES as SERVER_FILES
 from nsb.task.machine import trex_default_path as default_path
 
 CLIENT_SUBDIR = "automation/trex_control_plane/interactive"
+# libraries nsb uses that TRex's client also bundles (and the directories it bundles)
+SHARED_LIBRARIES = ("yaml",)
+SHARED_BUNDLES = ("pyyaml-",)
 _CLIENT_MODULE = "trex/stl/api.py"
 _import_lock = threading.Lock()
 
@@ -65,10 +70,28 @@ def load_stl_api(directory: Path) -> ModuleType:
                     f"process uses one TRex client (asked for {directory})")
             return loaded
         sys.path.insert(0, str(directory))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # its bundled libraries' deprecations
-            try:
+        ours = {name: module for name, module in sys.modules.items() if _shared(name)}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # its bundled libraries' deprecations
                 return importlib.import_module("trex.stl.api")
-            except Exception as exc:
-                raise PrerequisiteError(f"TRex's Python client in {directory} does not "
-                                        f"import: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:
+            raise PrerequisiteError(f"TRex's Python client in {directory} does not "
+                                    f"import: {type(exc).__name__}: {exc}") from None
+        finally:
+            _keep_ours(ours)
+
+
+def _shared(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in SHARED_LIBRARIES)
+
+
+def _keep_ours(ours: dict) -> None:
+    """TRex's client evicts loaded modules named like its bundled libraries and puts
+    its copies first on sys.path (PyYAML 3.11): nsb's stay nsb's. TRex's modules keep
+    the copies they imported."""
+    for name in [name for name in sys.modules if _shared(name)]:
+        del sys.modules[name]
+    sys.modules.update(ours)
+    sys.path[:] = [entry for entry in sys.path
+                   if not any(f"/{bundled}" in entry for bundled in SHARED_BUNDLES)]

@@ -65,9 +65,10 @@ def latency(pgid_stats: dict, pg_ids: list[int]) -> LatencyStats | None:
 
 
 def trial_result(trial: Trial, gen, port_stats: dict, wall_s: float, stretched: bool,
-                 latency_stats: LatencyStats | None) -> TrialResult:
+                 latency_stats: LatencyStats | None, rx_missed: int = 0) -> TrialResult:
     """Tx from the sending ports, rx from the receiving ports; generator-limited when
-    TRex stretched the trial or sent less than asked."""
+    TRex stretched the trial or sent less than asked. ``rx_missed``: frames TRex's
+    receiving ports dropped for want of buffers (af_packet's ring overflowing)."""
     tx = sum(int(port_stats[p]["opackets"]) for p in gen.tx_ports)
     rx = received(port_stats, gen.rx_ports)
     sent_pps = tx / max(trial.duration_s, wall_s)
@@ -80,9 +81,10 @@ def trial_result(trial: Trial, gen, port_stats: dict, wall_s: float, stretched: 
                          latency=latency_stats, generator_limited=limited, ports=ports,
                          measured_tx_pps=sent_pps, measured_rx_pps=rx / max(trial.duration_s,
                                                                             wall_s),
-                         intended_packets=round(trial.rate_pps * trial.duration_s))
-    return TrialResult(**{**result.__dict__,
-                          "extra": nsb_named_kpis(result, gen, port_stats)})
+                         intended_packets=round(trial.rate_pps * trial.duration_s),
+                         rx_missed_packets=rx_missed)
+    extra = {**nsb_named_kpis(result, gen, port_stats), "rx_missed_packets": float(rx_missed)}
+    return TrialResult(**{**result.__dict__, "extra": extra})
 
 
 def nsb_named_kpis(result: TrialResult, gen, port_stats: dict) -> dict[str, float]:

@@ -21,7 +21,6 @@ from nsb.trial import Trial
 FCS_B = 4
 LATENCY_MIN_PAYLOAD_B = 16  # TRex's latency header rides in the payload
 DEFAULT_SRC_PORT, DEFAULT_DST_PORT = 1024, 1234
-_ETH_QINQ = 0x88A8
 MAX_LATENCY_SHARE = 0.1
 # up to this many distinct frames TRex pre-builds them: the field engine then costs
 # nothing per frame (with it running per frame TRex sends about a third less)
@@ -51,11 +50,14 @@ def default_spec(path: Path, flows: int) -> PacketSpec:
                       dst_ip=IpRange(dst, dst), flows=flows)
 
 
-def spec_for(path: Path, trial: Trial, default_flows: int) -> PacketSpec:
+def spec_for(path: Path, trial: Trial, default_flows: int) -> PacketSpec | None:
+    """The frames ``path`` sends in ``trial``: the profile's definition for it, or nsb's
+    UDP frames when the profile defines none; None when the profile defines other
+    directions only (NSB's correlated traffic sends uplinks only)."""
     for spec in trial.packets:
         if spec.pair == path.pair and spec.direction == path.direction:
             return spec
-    return default_spec(path, trial.flows or default_flows)
+    return None if trial.packets else default_spec(path, trial.flows or default_flows)
 
 
 def headers(api, spec: PacketSpec, path: Path):
@@ -63,9 +65,7 @@ def headers(api, spec: PacketSpec, path: Path):
     src_mac = spec.src_mac or path.tx_iface.mac
     dst_mac = spec.dst_mac or path.tx_iface.peer_mac or path.rx_iface.mac
     packet = api.Ether(src=src_mac, dst=dst_mac)
-    if len(spec.vlans) > 1:
-        packet.type = _ETH_QINQ
-    for vlan in spec.vlans:
+    for vlan in spec.vlans:  # QinQ as NSB sends it: both tags 0x8100
         packet = packet / api.Dot1Q(vlan=vlan)
     src_ip = spec.src_ip.first if spec.src_ip else path.tx_iface.address or "10.0.0.1"
     dst_ip = spec.dst_ip.first if spec.dst_ip else path.rx_iface.address or "10.0.0.2"
@@ -106,7 +106,7 @@ def field_engine(api, spec: PacketSpec, base, frame: Frame):
             vm.var(name=f"ip_{name}", min_value=0, max_value=count - 1, size=4, op="inc")
             vm.write(fv_name=f"ip_{name}", pkt_offset=f"{l3}.{name}",
                      offset_fixup=12 if spec.ip_version == 6 else 0,
-                     add_val=min(first, last))
+                     add_val=_signed32(min(first, last)))
             counts.append(count)
     l4 = "TCP" if spec.proto == "tcp" else "UDP"
     for name, port_range in (("sport", spec.src_port), ("dport", spec.dst_port)):
@@ -133,6 +133,11 @@ def field_engine(api, spec: PacketSpec, base, frame: Frame):
     if cycle <= MAX_CACHED_FRAMES:  # TRex builds each distinct frame once, then replays
         vm.set_cached(cycle)
     return vm
+
+
+def _signed32(value: int) -> int:
+    """TRex takes add_val as a signed 32-bit number; the 4-byte write wraps around."""
+    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def _sizes(vm, base, frame: frames.FrameMix, l3: str, l4: str) -> None:
