@@ -49,7 +49,8 @@ def ceiling(work: Path) -> str:
     try:
         client = trex.wait_ready(lambda: _connect(api), 60)
         client.reset(ports=[0, 1])
-        frame = api.Ether(dst="02:00:00:00:00:02") / api.IP(src="16.0.0.1", dst="48.0.0.1") / api.UDP() / (18 * "x")
+        frame = (api.Ether(dst="02:00:00:00:00:02") / api.IP(src="16.0.0.1", dst="48.0.0.1")
+                 / api.UDP() / (18 * "x"))
         client.add_streams(api.STLStream(packet=api.STLPktBuilder(pkt=frame),
                                          mode=api.STLTXCont(pps=10_000_000)), ports=[0])
         client.clear_stats()
