@@ -23,6 +23,9 @@ class Trial:
     # per direction what the frames carry (NSB's uplink_N/downlink_N); empty: the
     # generator's own UDP frames between its ports' addresses
     packets: tuple[PacketSpec, ...] = ()
+    # measure latency in this trial (latency streams, probes); False: throughput only,
+    # the generator spends nothing on timestamping
+    latency: bool = True
 
 
 @dataclass(frozen=True)

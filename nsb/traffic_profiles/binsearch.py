@@ -8,7 +8,7 @@ from dataclasses import replace
 from nsb.events import LimitedBy, Verdict
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import TrafficProfile, latency_sweep
+from nsb.traffic_profiles.base import TrafficProfile, latency_at_rate, latency_sweep
 from nsb.traffic_profiles.measurer import (
     LIMITED_BY,
     PASS,
@@ -38,6 +38,9 @@ class BinSearchProfile(TrafficProfile):
             "confirmation": {"type": "integer", "minimum": 0, "default": 0},
             "verification_trials": {"type": "integer", "minimum": 0, "default": 0},
             "latency_at": common.LATENCY_AT,
+            # false: the search's trials measure throughput only and latency is measured
+            # after it, in one trial at the throughput found (RFC 2544 section 26.2)
+            "search_latency": {"type": "boolean", "default": True},
         },
     }
 
@@ -60,7 +63,8 @@ class BinSearchProfile(TrafficProfile):
     def _try(self, measurer: Measurer, frame: Frame, at: SearchPoint) -> Measurement:
         """A rate passes when its trial and ``confirmation`` repeats all pass; the
         verdict that decides moves the interval (TrialDone shows where it went)."""
-        trial = self.trial_at_pct(frame, at.rate_pct, measurer.ports)
+        trial = replace(self.trial_at_pct(frame, at.rate_pct, measurer.ports),
+                        latency=self.options["search_latency"])
         judge = loss_judge(self.options["tolerated_loss"])
         repeats = self.options["confirmation"]
         why = ""
@@ -101,6 +105,11 @@ class BinSearchProfile(TrafficProfile):
         extra = {}
         if o["verification_trials"] and best is not None:
             best, best_pct, extra = self._verify(measurer, frame, best, best_pct)
+        answer = measurer.answer(frame, best, limited_by)
+        if not o["search_latency"] and answer is not None:
+            best = replace(answer, latency=latency_at_rate(
+                measurer, frame, answer.tx_rate_pps, float(o["duration"]), o.get("flows"),
+                self.speed_gbps))
         if o["latency_at"] and best is not None:
             extra["latency_at_ndr_pct"] = latency_sweep(
                 measurer, frame, best.tx_rate_pps, o["latency_at"], float(o["duration"]),
@@ -116,7 +125,8 @@ class BinSearchProfile(TrafficProfile):
         steps = 0
         while rate > o["lower_bound"] and not measurer.should_stop():
             passed = True
-            trial = self.trial_at_pct(frame, rate, measurer.ports)
+            trial = replace(self.trial_at_pct(frame, rate, measurer.ports),
+                            latency=o["search_latency"])
             for attempt in range(o["verification_trials"]):
                 done = measurer.measure(
                     trial, SearchPoint.single(rate), judge,

@@ -228,6 +228,12 @@ class Measurer:
             limited_reason=reason))
         self._best_short.pop(frame_size, None)
 
+    def answer(self, frame_size: Frame, best: TrialResult | None,
+               limited_by: LimitedBy) -> TrialResult | None:
+        """The trial ``result_ready`` will report for ``frame_size`` given the search's
+        ``best`` (for a profile that measures something more at the answer's rate)."""
+        return self._generator_limited_answer(frame_size, best, limited_by)[0]
+
     def _generator_limited_answer(self, frame_size: Frame, best: TrialResult | None,
                                   limited_by: LimitedBy) -> tuple[TrialResult | None, str]:
         """When the generator set the limit, the answer is the highest loss-free rate

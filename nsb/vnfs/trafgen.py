@@ -18,6 +18,7 @@ from nsb.runinfo import short_tag
 from nsb.trial import PERCENTILES, LatencyStats, Trial, TrialResult
 from nsb.vnfs import latency_probe, trafgen_config, trial_frames
 from nsb.vnfs.base import TrafficGen
+from nsb.vnfs.kernel_ports import SilencedPorts
 
 LOG = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class TrafgenGenerator(TrafficGen):
         self._shaped: set[str] = set()
         self._probe_process = None
         self._trials = 0
-        self._removed_addresses: list[tuple[str, str]] = []  # (interface, address)
+        self._silenced: SilencedPorts | None = None
         self.received: trial_frames.TrialFrames | None = None  # made by instantiate
 
     def _streams(self, pairs) -> list[Stream]:
@@ -138,14 +139,8 @@ class TrafgenGenerator(TrafficGen):
         Phy2Phy) would otherwise reach its IP stack and be answered with ICMP,
         which then counts as received. The addresses come back at teardown.
         """
-        self._removed_addresses = []
-        for name in sorted({s.rx for s in self.streams}):
-            shown = self.executor.run(["ip", "-j", "-4", "addr", "show", "dev", name],
-                                      check=False).stdout
-            for entry in json.loads(shown or "[]"):
-                for info in entry.get("addr_info", []):
-                    self._removed_addresses.append((name, f"{info['local']}/{info['prefixlen']}"))
-            self.executor.run(["ip", "-4", "addr", "flush", "dev", name], check=False)
+        self._silenced = SilencedPorts(self.executor, [s.rx for s in self.streams])
+        self._silenced.silence()
 
     def wait_until_ready(self, timeout: float) -> None:
         return None
@@ -158,9 +153,9 @@ class TrafgenGenerator(TrafficGen):
         for ifname in sorted(self._shaped):
             self.executor.run(["tc", "qdisc", "del", "dev", ifname, "root"], check=False)
         self._shaped.clear()
-        for name, address in self._removed_addresses:
-            self.executor.run(["ip", "addr", "add", address, "dev", name], check=False)
-        self._removed_addresses = []
+        if self._silenced is not None:
+            self._silenced.restore()
+            self._silenced = None
         if self.received is not None:
             self.received.remove()
             self.received = None
@@ -316,6 +311,8 @@ class TrafgenGenerator(TrafficGen):
             raise RunError(f"latency probe on {self.node.name} said {line!r} instead of {word}")
 
     def _start_probe(self, trial: Trial):
+        if not trial.latency:  # a throughput-only trial: no probe frames
+            return None
         probe = self._probe()
         if probe is None:
             return None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nsb.report.table import HEADERS
-from tests.conftest import requires_root
+from tests.conftest import TREX_PATH, requires_root
 from tests.doc_examples import ROOT, examples
 
 RUN = examples("run")
@@ -21,6 +21,8 @@ def test_run_example(example):
     requires_root()
     venv_bin = str(Path(sys.executable).parent)
     env = dict(os.environ, PATH=f"{venv_bin}:{os.environ['PATH']}")
+    if (TREX_PATH / "_t-rex-64").exists():  # as a user with TRex installed runs them
+        env["NSB_TREX_PATH"] = str(TREX_PATH)
     for line in example.commands():
         if line.startswith(".venv/bin/") and not (ROOT / ".venv").is_dir():
             line = line.replace(".venv/bin/", "", 1)  # a checkout tested with another venv

@@ -279,3 +279,143 @@ def test_nsbs_trex_task_format_runs_in_the_lab(results_conf, tmp_path):
     passing = [t for t in doc["trials"] if t["verdict"] == "pass"]
     assert passing and all(t["loss_pct"] <= 0.001 for t in passing)
     assert leftovers(task_id) == []
+
+
+def test_trex_on_a_pod_node_over_ssh(results_conf, tmp_path):
+    """The TG of a pod reached over SSH: TRex starts there (af_packet on its kernel
+    interfaces), nsb's client connects to the node's address, as NSB does."""
+    from tests.functional.test_baremetal_sample import baremetal_task, lab_pod, started_by_nsb
+
+    with lab_pod(tmp_path) as (pod, nodes):
+        task = baremetal_task(tmp_path, pod)
+        proc = start(results_conf, {"generator": "trex", "packet_sizes": [64],
+                                    "duration_s": 1, "speed_gbps": 0.1,
+                                    "forward_mode": "io"}, task=task, env=env_with_trex())
+        _, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, err
+        task_id, doc = results_of(tmp_path / "results")
+        # TRex's kernel ports were sinks while it ran; their addresses are back
+        assert "10.77.1.1/24" in nodes["tg"].ns("ip", "-4", "addr", "show", "xe0").stdout
+        for node in nodes.values():
+            assert started_by_nsb(node, ("t-rex-64", "testpmd")) == []
+            assert node.ns("sh", "-c", f"ls -d /tmp/nsb-{task_id}* /var/run/dpdk/nsb-{task_id}* "
+                           "2>/dev/null").stdout == ""
+    (result,) = doc["results"]
+    assert result["throughput_pps"] > 0
+    assert doc["plan"]["context"]["type"] == "baremetal"
+    tg = doc["plan"]["scenarios"][0]["traffic_generator"]["tg0"]
+    assert "- xe0\n" in tg["trex_cfg.yaml"]  # the node's kernel interface, af_packet
+    for trial in doc["trials"]:
+        assert 0 <= trial["rx_packets"] <= trial["tx_packets"]
+    assert leftovers(task_id) == []
+
+
+def test_pvp_through_ovs_dpdk_with_trex_on_vhost_user(results_conf, tmp_path):
+    """TRex's virtio_user ports into OVS-DPDK, testpmd behind it: the switch and the VNF
+    (sharing a core) set the limit, and every frame TRex counted crossed OVS-DPDK."""
+    pvp = SAMPLE.parent / "vswitch" / "tc_ovs_dpdk_pvp_trex.yaml"
+    proc = start(results_conf, {"duration_s": 1}, task=pvp, env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    assert result["limited_by"] == "dut", result
+    assert result["throughput_pps"] > 0
+    assert any(t["verdict"] == "fail" and t["tx_packets"] > t["rx_packets"]
+               for t in doc["trials"])
+    ovs = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"]
+    received = sum(t["rx_packets"] for t in doc["trials"])
+    # every frame TRex got back crossed the bridge twice (to the VNF and back out)
+    assert ovs and max(k["packets_received"] for k in ovs) >= 2 * received
+    assert leftovers(task_id) == []
+
+
+PROFILES = {
+    "binsearch_latency_at": """      type: binsearch
+      packet_sizes: [64]
+      duration: 1
+      tolerated_loss: 0.01
+      test_precision: 5.0
+      upper_bound: 20.0
+      latency_at: [50]
+      interface_speed_gbps: 10
+""",
+    "fastndr": """      type: fastndr
+      packet_sizes: [64]
+      lower_bound: 1.0
+      upper_bound: 20.0
+      short_trial_duration: 0.5
+      final_trial_duration: 1.0
+      relative_width: 0.2
+      max_final_trials: 2
+      interface_speed_gbps: 10
+""",
+    "mlrsearch": """      type: mlrsearch
+      packet_sizes: [64]
+      lower_bound: 1.0
+      upper_bound: 20.0
+      goals: [{name: NDR, loss_ratio: 0.0, relative_width: 0.25, initial_trial_duration: 0.5,
+               final_trial_duration: 1.0, duration_sum: 1.0, preceding_targets: 1}]
+      interface_speed_gbps: 10
+""",
+    "ramp": """      type: ramp
+      packet_sizes: [64]
+      duration: 0.5
+      lower_bound: 5.0
+      upper_bound: 15.0
+      step_value: 5.0
+      interface_speed_gbps: 10
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_profile_works_with_trex(name, results_conf, tmp_path):
+    text = SAMPLE.read_text()
+    start_at, end_at = text.index("    traffic_profile:\n"), text.index("    runner:\n")
+    task = tmp_path / f"tc_{name}.yaml"
+    task.write_text(text[:start_at] + "    traffic_profile:\n" + PROFILES[name] + text[end_at:])
+    proc = start(results_conf, {"generator": "trex"}, task=task, env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    assert doc["trials"], "no trial"
+    for trial in doc["trials"]:
+        assert 0 <= trial["rx_packets"] <= trial["tx_packets"], trial
+        assert trial["latency"] and trial["latency"]["samples"] > 0
+    if name != "ramp":
+        assert doc["results"] and all(r["throughput_pps"] > 0 for r in doc["results"])
+    if name == "binsearch_latency_at":
+        assert doc["results"][0]["latency_at_ndr_pct"]
+    assert leftovers(task_id) == []
+
+
+def test_frames_carry_what_the_profile_defines(tmp_path):
+    """QinQ, IPv6 and TCP definitions (NSB's uplink_0 fields) reach the wire: TRex's
+    own capture filter matches the frames testpmd forwarded back."""
+    from nsb.packets import Direction, IpRange, PacketSpec, PortRange
+
+    specs = {
+        "vlan 100 and vlan 200 and udp dst port 2001": PacketSpec(
+            "uplink_0", 0, Direction.UPLINK, vlans=(100, 200), dst_port=PortRange(2001, 2001)),
+        "ip6 and udp and dst host 2001:db8::1": PacketSpec(
+            "uplink_0", 0, Direction.UPLINK, ip_version=6,
+            src_ip=IpRange("2001:db8:1::1", "2001:db8:1::10"),
+            dst_ip=IpRange("2001:db8::1", "2001:db8::1"), flows=16),
+        "tcp and src portrange 1000-1015 and ip[1] & 0xfc == 184": PacketSpec(
+            "uplink_0", 0, Direction.UPLINK, proto="tcp", dscp=46,
+            src_port=PortRange(1000, 1015), flows=16),
+    }
+    seen = {}
+    with running(tmp_path, generator="trex", forward_mode="io") as scenario:
+        gen = scenario.generator
+        for expression, spec in specs.items():
+            capture = gen.client.start_capture(rx_ports=[1], limit=5000, bpf_filter=expression)
+            result = gen.run_trial(Trial(128, 2_000, 0.5, packets=(spec,)))
+            frames_seen: list = []
+            gen.client.stop_capture(capture["id"], output=frames_seen)
+            seen[expression] = (len(frames_seen), result)
+    for expression, (count, result) in seen.items():
+        assert result.ports["xe1"]["tx_packets"] == 0  # only the defined direction sent
+        assert 0 < result.rx_packets <= result.tx_packets
+        assert count == result.ports["xe1"]["rx_packets"], expression

@@ -22,6 +22,7 @@ from nsb.errors import PrerequisiteError, RunError
 from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
+from nsb.vnfs.kernel_ports import SilencedPorts
 from nsb.vnfs.trex import install, stats, streams, trex_cfg
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
@@ -58,6 +59,7 @@ class TrexTrafficGen(TrafficGen):
         self.server: TrexServer | None = None
         self._low_end: bool | None = None
         self._sending: list[streams.Path] = []  # the paths of the current trial
+        self._silenced: SilencedPorts | None = None  # its kernel ports, as sinks
 
     # ports and paths
 
@@ -160,6 +162,9 @@ class TrexTrafficGen(TrafficGen):
         client_dir = install.client_dir(self.trex_path, self.options.get("trex_client_lib"))
         self.api = install.load_stl_api(client_dir)
         self._low_end = self._decide_low_end()
+        self._silenced = SilencedPorts(self.executor, [i.name for i in self.ports
+                                                       if trex_cfg.port_kind(i) == "kernel"])
+        self._silenced.silence()
         self.executor.run(["mkdir", "-p", self.work_dir])
         self.executor.write_file(self.cfg_path, self.config_text(self._low_end))
         self.log = self.log_path("trex")
@@ -208,6 +213,9 @@ class TrexTrafficGen(TrafficGen):
             self.server.stop()
             self.server = None
             self.process = None
+        if self._silenced is not None:
+            self._silenced.restore()
+            self._silenced = None
         served = [i.socket for i in self.ports if i.is_memif and i.serves_socket]
         if served:  # a memif socket TRex served; left over it stops the next start
             self.executor.run(["rm", "-f", *served], check=False)
@@ -257,10 +265,10 @@ class TrexTrafficGen(TrafficGen):
         per_path_pps = trial.rate_pps / len(sending)
         pg_ids = []
         for index, (path, spec) in enumerate(sending):
-            data_pps, latency_pps = streams.split_rate(per_path_pps,
-                                                       self.options["latency_pps"])
+            data_pps, latency_pps = streams.split_rate(
+                per_path_pps, self.options["latency_pps"] if trial.latency else 0)
             loaded = streams.data_streams(api, path, spec, trial.frame_size, data_pps)
-            if latency_pps > 0:
+            if latency_pps > 0 and trial.latency:
                 loaded.append(streams.latency_stream(api, path, spec, trial.frame_size,
                                                      latency_pps, index + 1))
                 pg_ids.append(index + 1)
