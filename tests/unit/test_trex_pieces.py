@@ -170,3 +170,49 @@ def test_the_dry_run_of_nsbs_trex_task_on_a_pod_shows_config_and_streams(nsb_mai
     assert profile["type"] == "RFC2544Profile" and profile["frame_rate"] == 100
     assert set(profile["packets"]) == {"uplink_0", "downlink_0"}
     assert "16 flow(s)" in profile["packets"]["uplink_0"]
+
+
+def test_a_trex_install_without_its_client_is_one_line(tmp_path):
+    import pytest
+
+    from nsb.errors import PrerequisiteError
+    from nsb.vnfs.trex import install
+
+    with pytest.raises(PrerequisiteError) as raised:
+        install.load_stl_api(install.client_dir(str(tmp_path), None))
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"TRex's Python client is not in {tmp_path}/automation/trex_control_plane/" \
+           "interactive (no trex/stl/api.py)" in message
+    assert "trex_client_lib" in message
+
+
+def test_memif_links_share_a_socket_that_the_non_generator_end_serves(nsb_main, tmp_path):
+    task = tmp_path / "t.yaml"
+    task.write_text("""schema: "nsb:task:0.1"
+context:
+  type: netns
+  nodes:
+    tg: {role: TrafficGen, interfaces: {xe0: {type: memif}, xe1: {type: memif}}}
+    sut: {role: Sut, interfaces: {xe0: {type: memif}, xe1: {type: veth}}}
+  links: [[tg:xe0, sut:xe0], [sut:xe1, tg:xe1]]
+scenarios:
+  - vnfs: [{name: t0, type: testpmd, node: sut}]
+    traffic_generator: {name: tg0, type: trex, node: tg}
+    traffic_profile: {type: fixed, rate_pct: 1}
+""")
+    code, _, err = nsb_main("task", "validate", str(task))
+    assert code == 2
+    assert "links[1]: a memif interface links directly to another memif interface" in err
+    task.write_text(task.read_text().replace("xe1: {type: veth}", "xe1: {type: memif}"))
+    code, out, err = nsb_main("task", "start", "--dry-run", str(task))
+    assert code == 0, err
+    nodes = yaml.safe_load(out)["context"]["nodes"]
+    for port in ("xe0", "xe1"):
+        assert nodes["tg"]["interfaces"][port]["socket"] == \
+            nodes["sut"]["interfaces"][port]["socket"]
+    testpmd = yaml.safe_load(out)["scenarios"][0]["vnfs"]["t0"]["command"]
+    assert "net_memif0,role=server" in testpmd and "net_memif1,role=server" in testpmd
+    (cfg,) = yaml.safe_load(yaml.safe_load(out)["scenarios"][0]["traffic_generator"]["tg0"]
+                            ["trex_cfg.yaml"])
+    assert all("role=slave" in entry for entry in cfg["interfaces"])
