@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from nsb.executors.base import Executor
 
 
+# drivers with which a NIC is a DPDK port (mlx's stay on their kernel driver: bifurcated)
+DPDK_DRIVERS = frozenset({"vfio-pci", "igb_uio", "uio_pci_generic", "mlx5_core", "mlx4_core"})
+
+
 @dataclass(frozen=True)
 class Endpoint:
     node: str
@@ -47,6 +51,12 @@ class Interface:
     @property
     def is_memif(self) -> bool:
         return self.kind == "memif"
+
+    @property
+    def is_dpdk_port(self) -> bool:
+        """A NIC by PCI address bound to a DPDK driver: DPDK programs take it with
+        ``-a <pci>`` (a kernel interface, by contrast, is an af_packet port)."""
+        return bool(self.pci) and self.driver in DPDK_DRIVERS
 
     @property
     def address(self) -> str:

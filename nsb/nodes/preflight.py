@@ -11,11 +11,9 @@ import logging
 from dataclasses import dataclass
 
 from nsb.nodes import platform
-from nsb.nodes.node import Node
+from nsb.nodes.node import DPDK_DRIVERS, Node
 
 LOG = logging.getLogger(__name__)
-
-DPDK_DRIVERS = {"vfio-pci", "igb_uio", "uio_pci_generic", "mlx5_core", "mlx4_core"}
 
 
 @dataclass(frozen=True)

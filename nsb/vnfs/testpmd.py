@@ -1,4 +1,5 @@
-"""DPDK testpmd as the system under test: an af_packet vdev per kernel interface, a
+"""DPDK testpmd as the system under test: a NIC bound to a DPDK driver by its PCI
+address (``-a``, hugepages), an af_packet vdev per kernel interface, a
 virtio_user vdev serving the vhost-user socket of a vhost-user interface (the
 "container" path into OVS-DPDK, with hugepages it adds while it runs), a memif vdev
 per memif interface (the lab's path on which a DPDK generator is not the limit)."""
@@ -49,7 +50,7 @@ class TestpmdVnf(Vnf):
                     f"{', '.join(node.interfaces)}", "interfaces")
         if len(names) < 2 and options["forward_mode"] == "io":
             LOG.warning("%s: io forwarding with one port sends frames back out of it", self.name)
-        self.interfaces = [node.interfaces[n] for n in names]
+        self.interfaces = port_order([node.interfaces[n] for n in names])
         self.file_prefix = f"nsb-{run.task_id}-{spec.name}"
         self.process = None
         self._hugepages = 0
@@ -58,6 +59,12 @@ class TestpmdVnf(Vnf):
     def vhost_user(self) -> bool:
         """Some port is a vhost-user socket: its memory must be shared hugepages."""
         return any(i.is_vhostuser for i in self.interfaces)
+
+    @property
+    def needs_hugepages(self) -> bool:
+        """NICs (DMA) and vhost-user (shared memory) need hugepages; the rest runs
+        on ordinary memory (--no-huge)."""
+        return self.vhost_user or any(i.is_dpdk_port for i in self.interfaces)
 
     def required_binaries(self) -> list[str]:
         return [self.options["testpmd_path"]]
@@ -68,11 +75,16 @@ class TestpmdVnf(Vnf):
     def command(self) -> list[str]:
         """The testpmd command line: EAL options, one af_packet vdev per port, app options."""
         o = self.options
-        # vhost-user shares the guest memory with the switch: hugepages, one file
-        memory = ["--in-memory", "--single-file-segments"] if self.vhost_user else ["--no-huge"]
-        argv = [o["testpmd_path"], *memory, "--no-pci", "-m", str(o["memory_mb"]),
+        # vhost-user shares the memory with the switch and NICs DMA into it: hugepages
+        memory = ["--in-memory", "--single-file-segments"] if self.needs_hugepages \
+            else ["--no-huge"]
+        nics = [i.pci for i in self.interfaces if i.is_dpdk_port]
+        devices = [a for pci in nics for a in ("-a", pci)] if nics else ["--no-pci"]
+        argv = [o["testpmd_path"], *memory, *devices, "-m", str(o["memory_mb"]),
                 "-l", self._lcores(), "--file-prefix", self.file_prefix, "--log-level", "*:notice"]
         for port, iface in enumerate(self.interfaces):
+            if iface.is_dpdk_port:
+                continue  # its port number is its place in PCI order, before the vdevs
             if iface.is_vhostuser:
                 socket = vhost_socket(self.run.task_id, Endpoint(self.node.name, iface.name))
                 argv += ["--vdev", f"net_virtio_user{port},path={socket},server=1,queues=1,"
@@ -108,7 +120,7 @@ class TestpmdVnf(Vnf):
                 f"{self.node.name}: {binary} not found (set options.testpmd_path; on Debian: "
                 "apt-get install dpdk-dev)")
         self.log = self.log_path("testpmd")
-        if self.vhost_user:
+        if self.needs_hugepages:
             self._hugepages = hugepages.reserve(
                 self.executor, hugepages.pages_for(self.options["memory_mb"]) + 16, self.name,
                 self.run.task_id)
@@ -174,3 +186,11 @@ class TestpmdVnf(Vnf):
             dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
         hugepages.release(self.executor, self._hugepages, self.run.task_id)
         self._hugepages = 0
+
+
+def port_order(interfaces: list) -> list:
+    """The interfaces in the order DPDK numbers its ports: NICs first, in PCI address
+    order (the EAL probes the PCI bus before virtual devices), then the vdevs in the
+    order given."""
+    nics = sorted((i for i in interfaces if i.is_dpdk_port), key=lambda i: i.pci)
+    return nics + [i for i in interfaces if not i.is_dpdk_port]
