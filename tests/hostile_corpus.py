@@ -320,7 +320,7 @@ def cases() -> list[Case]:
     add(Case("duplicate-context", VALIDATE + [NSB_TASK],
              _append(NSB_TASK, "\ncontext: {type: netns}\n"), "context"))
     add(Case("duplicate-interface", VALIDATE + [NSB_TASK],
-             _replace(NSB_TASK, "interfaces: {xe0: {}, xe1: {}}",
+             _replace(NSB_TASK, "interfaces: {xe0: {type: {{ link }}}, xe1: {type: {{ link }}}}",
                       "interfaces: {xe0: {}, xe1: {}, xe0: {}}"), "xe0"))
     add(Case("duplicate-option", VALIDATE + [NSB_TASK],
              _replace(NSB_TASK, "cores: 1", "cores: 1\n          cores: 2"), "cores"))
