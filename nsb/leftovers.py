@@ -51,6 +51,7 @@ def _state_dir() -> Path:
 
 STATE_DIR = _state_dir()
 HUGEPAGE_DIRS = (Path("/dev/hugepages"), Path("/mnt/huge"))
+TREX_BIRD_DIR = Path("/tmp/trex-bird")  # TRex's launcher makes it at every start
 _TASK_ID = re.compile(r"^[0-9a-z][0-9a-z-]{6,38}[0-9a-z]$")
 _PLURAL = {"process": "processes"}
 
@@ -188,6 +189,7 @@ def remove_traces(task_id: str) -> Removed:
     for ns in namespaces:
         pids |= netns_pids(ns)
     switches = [pid for pid in pids if _comm(pid).startswith("ovs-vswitchd")]
+    trex = any("t-rex-64" in _comm(pid) for pid in pids)
     for pid in sorted(pids):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -217,6 +219,10 @@ def remove_traces(task_id: str) -> Removed:
                 path.unlink()
         if not path.exists():
             removed.items.append(f"path {path}")
+    if trex and not any("t-rex-64" in _comm(pid) for pid in _all_pids()):
+        with contextlib.suppress(OSError):  # a killed TRex's launcher's, if empty
+            TREX_BIRD_DIR.rmdir()
+            removed.items.append(f"path {TREX_BIRD_DIR}")
     return removed
 
 

@@ -70,6 +70,7 @@ def snapshot() -> set[str]:
     dpdk = Path("/var/run/dpdk")
     found |= {f"path {p}" for p in dpdk.iterdir()} if dpdk.is_dir() else set()
     found |= {f"path {p}" for p in Path("/tmp").glob("nsb*")}
+    found |= {f"path {p}" for p in Path("/tmp").glob("trex-bird")}  # TRex's launcher
     found |= {f"domain {name}" for name in libvirt_domains() if "nsb" in name}
     for folder in {Path.cwd(), ROOT}:
         found |= {f"path {p}" for p in folder.iterdir() if not p.name.startswith(".pytest")}

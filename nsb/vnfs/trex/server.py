@@ -23,6 +23,7 @@ LOG = logging.getLogger(__name__)
 _REASON = re.compile(r"ERROR|Error|error|[Ff]ailed|Could not|Cause:|already in use|"
                      r"[Nn]ot supported|[Cc]annot")
 _NOT_REASONS = ("ERROR encountered while configuring TRex system",)
+BIRD_DIR = "/tmp/trex-bird"
 
 
 def command(trex_path: str, cfg_path: str, queues_per_port: int | None,
@@ -99,3 +100,5 @@ class TrexServer:
             LOG.info("%s: TRex stopped (exit %s), log in %s", self.name, code, self.log_path)
             self.process = None
         dpdk_telemetry.remove_runtime_dir(self.executor, self.prefix)
+        # TRex's launcher makes this directory (for its BGP helper) at every start
+        self.executor.run(["rmdir", "--ignore-fail-on-non-empty", BIRD_DIR], check=False)
