@@ -14,6 +14,7 @@ from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
 from nsb.vnfs import dpdk_telemetry, hugepages
 from nsb.vnfs.base import Vnf
+from nsb.vnfs.kernel_ports import SilencedPorts
 
 LOG = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class TestpmdVnf(Vnf):
         self.file_prefix = f"nsb-{run.task_id}-{spec.name}"
         self.process = None
         self._hugepages = 0
+        self._silenced: SilencedPorts | None = None
 
     @property
     def vhost_user(self) -> bool:
@@ -124,6 +126,11 @@ class TestpmdVnf(Vnf):
             self._hugepages = hugepages.reserve(
                 self.executor, hugepages.pages_for(self.options["memory_mb"]) + 16, self.name,
                 self.run.task_id)
+        # its af_packet ports belong to testpmd: the node's own IP stack must not send
+        # on them (IPv6 neighbour discovery, ARP), or the generator counts its frames
+        self._silenced = SilencedPorts(self.executor, [i.name for i in self.interfaces
+                                                       if self._is_kernel_port(i)])
+        self._silenced.silence()
         argv = self.command()
         if self.executor.which("stdbuf"):  # a complete log for error messages, not readiness
             argv = ["stdbuf", "-oL", *argv]
@@ -186,6 +193,13 @@ class TestpmdVnf(Vnf):
             dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
         hugepages.release(self.executor, self._hugepages, self.run.task_id)
         self._hugepages = 0
+        if self._silenced is not None:
+            self._silenced.restore()
+            self._silenced = None
+
+    @staticmethod
+    def _is_kernel_port(iface) -> bool:
+        return not (iface.is_dpdk_port or iface.is_vhostuser or iface.is_memif)
 
 
 def port_order(interfaces: list) -> list:
