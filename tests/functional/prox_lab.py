@@ -28,7 +28,15 @@ def lab_args(**more) -> dict:
 def running_sample(results_dir: Path, **task_args):
     """The sample's context deployed and its PROX SUT and generator ready; yields the
     scenario plan (``.generator``, ``.vnfs``). Everything is torn down afterwards."""
-    task = loader.load(SAMPLE, lab_args(**task_args))
+    with deployed(results_dir, SAMPLE, lab_args(**task_args), ready_s=30.0) as scenario:
+        yield scenario
+
+
+@contextlib.contextmanager
+def deployed(results_dir: Path, task_file: Path, task_args: dict, ready_s: float):
+    """A task's first scenario in-process: context deployed, its VNFs and generator
+    ready within ``ready_s``; torn down in reverse afterwards."""
+    task = loader.load(task_file, task_args)
     task_id = uuid.uuid4().hex[:8]
     run = RunInfo(task_id=task_id, task=task, results_dir=results_dir / task_id,
                   nfvi_interval_s=0.0)
@@ -41,5 +49,5 @@ def running_sample(results_dir: Path, **task_args):
             teardown.callback(vnf.terminate)
             vnf.instantiate()
         for vnf in [*scenario.vnfs, scenario.generator]:
-            vnf.wait_until_ready(30.0)
+            vnf.wait_until_ready(ready_s)
         yield scenario

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from pathlib import Path
 
 import pytest
 
-from nsb import engine
 from nsb.executors.local import call_in_netns
-from nsb.runinfo import RunInfo
-from nsb.task import loader
 from nsb.vnfs.trex import install
 from tests.conftest import ROOT, SAMPLE, TREX_PATH
+from tests.functional.prox_lab import deployed
 
 TREX_SERVER = TREX_PATH / "_t-rex-64"
 
@@ -51,26 +48,7 @@ def running(results_dir: Path, task: Path = SAMPLE, **task_args):
     Everything is torn down afterwards."""
     with contextlib.ExitStack() as teardown:
         teardown.enter_context(trex_env())
-        yield teardown.enter_context(_deployed(results_dir, task, task_args))
-
-
-@contextlib.contextmanager
-def _deployed(results_dir: Path, task: Path, task_args: dict):
-    loaded = loader.load(task, task_args)
-    task_id = uuid.uuid4().hex[:8]
-    run = RunInfo(task_id=task_id, task=loaded, results_dir=results_dir / task_id,
-                  nfvi_interval_s=0.0)
-    plan = engine.plan(loaded, run)
-    scenario = plan.scenarios[0]
-    with contextlib.ExitStack() as teardown:
-        teardown.callback(plan.context.undeploy)
-        plan.context.deploy()
-        for vnf in [*scenario.vnfs, scenario.generator]:
-            teardown.callback(vnf.terminate)
-            vnf.instantiate()
-        for vnf in [*scenario.vnfs, scenario.generator]:
-            vnf.wait_until_ready(60.0)
-        yield scenario
+        yield teardown.enter_context(deployed(results_dir, task, task_args, ready_s=60.0))
 
 
 def second_client(gen):
