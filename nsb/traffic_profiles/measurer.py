@@ -71,8 +71,7 @@ def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]
     generator fell short; a short generator without loss proves nothing."""
     loss = result.loss_pct
     if loss > tolerated_loss_pct and result.dut_loss_pct <= tolerated_loss_pct:
-        return GENERATOR_LIMITED, (f"loss {loss:.4g}%, of which the generator's receive "
-                                   f"path dropped {result.rx_missed_packets} frames")
+        return GENERATOR_LIMITED, receive_side_loss(result, f"loss {loss:.4g}%")
     if loss > tolerated_loss_pct:
         return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%"
     if result.generator_limited:
@@ -80,6 +79,13 @@ def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]
         share = f" (sent {result.tx_rate_pps:,.0f} of {asked:,.0f} pps)" if asked else ""
         return GENERATOR_LIMITED, f"generator could not send the rate asked{share}"
     return PASS, f"loss {loss:.4g}% <= tolerated {tolerated_loss_pct:g}%"
+
+
+def receive_side_loss(result: TrialResult, loss: str) -> str:
+    """The reason of a trial whose loss beyond tolerance the generator's own receive path
+    accounts for: lost, but not by the DUT (the judges call it generator-limited)."""
+    return f"{loss}, of which the generator's receive path dropped " \
+        f"{result.rx_missed_packets} frames"
 
 
 def loss_judge(tolerated_loss_pct: float) -> Judge:

@@ -22,7 +22,13 @@ from nsb.task import packet_profile, traffic_options
 from nsb.task.model import PluginSpec
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import TrafficProfile
-from nsb.traffic_profiles.measurer import FAIL, GENERATOR_LIMITED, PASS, Judge
+from nsb.traffic_profiles.measurer import (
+    FAIL,
+    GENERATOR_LIMITED,
+    PASS,
+    Judge,
+    receive_side_loss,
+)
 from nsb.trial import Trial, TrialResult
 
 LOG = logging.getLogger(__name__)
@@ -59,8 +65,7 @@ def drop_judge(allowed_pct: float) -> Judge:
     def judge(result: TrialResult) -> tuple[Verdict, str]:
         drop = drop_pct(result)
         if drop > allowed_pct and result.dut_loss_pct <= allowed_pct:
-            return GENERATOR_LIMITED, (f"drop {drop:.5g}%, of which the generator's receive "
-                                       f"path dropped {result.rx_missed_packets} frames")
+            return GENERATOR_LIMITED, receive_side_loss(result, f"drop {drop:.5g}%")
         if drop > allowed_pct:
             return FAIL, f"drop {drop:.5g}% > allowed {allowed_pct:g}%"
         if result.generator_limited:

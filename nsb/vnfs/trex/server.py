@@ -74,8 +74,7 @@ class TrexServer:
             try:
                 return connect()
             except Exception as exc:  # TRex's client raises its own TRexError
-                last_error = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
-                last_error = last_error[0]
+                last_error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
             if time.monotonic() >= deadline:
                 self.stop()
                 raise RunError(f"{self.name}: TRex's RPC port did not answer within "

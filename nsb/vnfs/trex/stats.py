@@ -11,6 +11,7 @@ conservative by at most one bucket.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from nsb import frames
 from nsb.trial import LatencyStats, Trial, TrialResult, percentiles
@@ -84,7 +85,7 @@ def trial_result(trial: Trial, gen, port_stats: dict, wall_s: float, stretched: 
                          intended_packets=round(trial.rate_pps * trial.duration_s),
                          rx_missed_packets=rx_missed)
     extra = {**nsb_named_kpis(result, gen, port_stats), "rx_missed_packets": float(rx_missed)}
-    return TrialResult(**{**result.__dict__, "extra": extra})
+    return replace(result, extra=extra)
 
 
 def nsb_named_kpis(result: TrialResult, gen, port_stats: dict) -> dict[str, float]:
