@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 # drivers with which a NIC is a DPDK port (mlx's stay on their kernel driver: bifurcated)
 DPDK_DRIVERS = frozenset({"vfio-pci", "igb_uio", "uio_pci_generic", "mlx5_core", "mlx4_core"})
+# drivers nsb binds a NIC to for a run (``dpdk_driver``); ``auto`` picks vfio-pci where
+# the machine has an IOMMU, else vfio's no-IOMMU mode or uio_pci_generic
+BINDABLE_DRIVERS = ("auto", "vfio-pci", "uio_pci_generic", "igb_uio")
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,11 @@ class Interface:
     peer: Endpoint | None = None
     peer_mac: str = ""
     peer_ip: str = ""
-    pci: str = ""  # lab NICs: PCI address (pod ``vpci``); empty for veth
-    driver: str = ""
+    pci: str = ""  # a NIC DPDK programs take by PCI address (pod ``vpci``); empty for veth
+    driver: str = ""  # the driver the pod names (NSB: the NIC's kernel driver)
+    # the driver nsb may bind the NIC to for the run and give back afterwards ('' = not
+    # allowed: a NIC found on a kernel driver is then a pre-flight failure)
+    dpdk_driver: str = ""
     dpdk_port: int | None = None  # pod ``dpdk_port_num``
     kind: str = "veth"  # or "vhostuser" / "memif": a socket instead of a wire
     # memif: the socket the link's two DPDK programs share, and whether this end serves it
@@ -54,9 +60,10 @@ class Interface:
 
     @property
     def is_dpdk_port(self) -> bool:
-        """A NIC by PCI address bound to a DPDK driver: DPDK programs take it with
-        ``-a <pci>`` (a kernel interface, by contrast, is an af_packet port)."""
-        return bool(self.pci) and self.driver in DPDK_DRIVERS
+        """A NIC by PCI address: DPDK programs take it with ``-a <pci>`` on a DPDK
+        driver (it is bound, or nsb binds it); a kernel interface, by contrast, is an
+        af_packet port."""
+        return bool(self.pci) and not (self.is_vhostuser or self.is_memif)
 
     @property
     def address(self) -> str:

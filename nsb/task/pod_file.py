@@ -13,7 +13,7 @@ import ipaddress
 from dataclasses import replace
 from pathlib import Path
 
-from nsb.nodes.node import Interface, Node, SshAccess
+from nsb.nodes.node import BINDABLE_DRIVERS, DPDK_DRIVERS, Interface, Node, SshAccess
 from nsb.task import input_file, schema
 from nsb.task.documents import Where, read_document
 from nsb.task.yaml_lines import LocatedDocument
@@ -26,6 +26,8 @@ _INTERFACE = {
         "vpci": {"type": "string"},
         "local_mac": {"type": "string", "pattern": _MAC},
         "driver": {"type": "string"},
+        # nsb: may bind the NIC to this driver for a run (given back afterwards)
+        "dpdk_driver": {"enum": list(BINDABLE_DRIVERS)},
         "local_ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+$"},
         "netmask": {"type": "string"},
         "dpdk_port_num": {"type": "integer", "minimum": 0},
@@ -55,6 +57,7 @@ POD_SCHEMA = {
                     "password": {"type": "string"},
                     "key_filename": {"type": "string"},
                     "ssh_port": {"type": ["string", "integer"], "pattern": "^[0-9]+$"},
+                    "dpdk_driver": {"enum": list(BINDABLE_DRIVERS)},
                     "interfaces": {
                         "type": "object",
                         "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,14}$"},
@@ -87,7 +90,7 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
                 name=if_name, mac=(if_raw.get("local_mac") or "").lower(),
                 ip=_with_prefix(if_raw, doc, ("nodes", index, "interfaces", if_name)),
                 pci=if_raw.get("vpci", ""), driver=if_raw.get("driver", ""),
-                dpdk_port=if_raw.get("dpdk_port_num"))
+                dpdk_driver=_dpdk_driver(if_raw, raw), dpdk_port=if_raw.get("dpdk_port_num"))
         ssh = None
         if raw.get("ip"):
             key = raw.get("key_filename")
@@ -103,6 +106,17 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
         nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
                            ssh=ssh, pod=copy.deepcopy(raw))
     return nodes
+
+
+def _dpdk_driver(if_raw: dict, node_raw: dict) -> str:
+    """The driver nsb may bind the NIC to: the interface's or the node's ``dpdk_driver``,
+    else the pod's ``driver`` when that names a DPDK driver (the NIC is meant to be on
+    it); '' when the pod gives no permission to rebind."""
+    asked = if_raw.get("dpdk_driver") or node_raw.get("dpdk_driver")
+    if asked:
+        return asked
+    driver = if_raw.get("driver", "")
+    return driver if driver in DPDK_DRIVERS and driver in BINDABLE_DRIVERS else ""
 
 
 # pods read and checked, by (path, mtime, size): a task's pod is read once, when the

@@ -24,6 +24,7 @@ def test_testpmd_on_a_pod_with_vfio_nics_takes_them_by_pci(nsb_main):
 def test_dpdk_numbers_nics_in_pci_order_then_vdevs():
     ifaces = [Interface("veth9"), Interface("xe1", pci="0000:05:00.1", driver="vfio-pci"),
               Interface("xe0", pci="0000:05:00.0", driver="uio_pci_generic"),
-              Interface("k0", pci="0000:06:00.0", driver="ixgbe")]  # left to the kernel
-    assert [i.name for i in port_order(ifaces)] == ["xe0", "xe1", "veth9", "k0"]
-    assert not ifaces[3].is_dpdk_port and ifaces[1].is_dpdk_port
+              # on its kernel driver: still a DPDK port (bound for the run, as NSB does)
+              Interface("k0", pci="0000:06:00.0", driver="ixgbe")]
+    assert [i.name for i in port_order(ifaces)] == ["xe0", "xe1", "k0", "veth9"]
+    assert ifaces[3].is_dpdk_port and ifaces[1].is_dpdk_port and not ifaces[0].is_dpdk_port
