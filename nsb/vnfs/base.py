@@ -69,6 +69,11 @@ class Vnf(Plugin):
     def required_binaries(self) -> list[str]:
         return []
 
+    def dpdk_nics(self) -> list:
+        """The node's NICs this VNF's DPDK program takes by PCI address: nsb binds them
+        to a DPDK driver for the run where the pod allows it, and gives them back."""
+        return []
+
     def software_versions(self) -> dict[str, str]:
         """Versions the running VNF reports itself (not what a package manager says),
         e.g. {"testpmd0: DPDK": "DPDK 22.11.5"}; read once it is ready."""

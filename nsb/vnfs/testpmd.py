@@ -71,6 +71,9 @@ class TestpmdVnf(Vnf):
     def required_binaries(self) -> list[str]:
         return [self.options["testpmd_path"]]
 
+    def dpdk_nics(self) -> list:
+        return [i for i in self.interfaces if i.is_dpdk_port]
+
     def _lcores(self) -> str:
         return self.options.get("lcores") or f"0-{self.options['cores']}"
 
