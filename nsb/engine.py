@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from nsb import plugins
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
-from nsb.errors import Interrupted, NsbError, PrerequisiteError, RunError
+from nsb.errors import Interrupted, NsbError, RunError
 from nsb.event_bus import EventBus
 from nsb.events import (
     Event,
@@ -28,9 +28,11 @@ from nsb.events import (
     TaskStatus,
 )
 from nsb.frames import Frame
-from nsb.nodes import platform, preflight
+from nsb.nodes import platform
 from nsb.nodes.nfvi import NfviSampler, Watched
+from nsb.nodes.nic_binding import NicBinder
 from nsb.outputs.base import Output
+from nsb.run_nodes import bind_nics, give_back_leftovers, preflight
 from nsb.runinfo import RunInfo
 from nsb.runners.base import Runner
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
@@ -190,12 +192,18 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
             with _torn_down(plan.context):
                 LOG.info("deploying %s context", plan.context.spec.type)
                 plan.context.deploy()
+                give_back_leftovers(plan.context.nodes.values())
                 facts: dict[str, dict] = {}
                 _collect_facts(plan, bus, facts)
-                _preflight([vnf for scenario in plan.scenarios for vnf in _vnfs(scenario)],
-                           facts)
-                for scenario in plan.scenarios:
-                    _run_scenario(scenario, plan, bus, facts)
+                vnfs = [vnf for scenario in plan.scenarios for vnf in _vnfs(scenario)]
+                preflight(vnfs, facts)
+                binder = NicBinder(run.task_id)
+                try:
+                    bind_nics(vnfs, binder)
+                    for scenario in plan.scenarios:
+                        _run_scenario(scenario, plan, bus, facts, binder)
+                finally:
+                    binder.give_back()
         except Interrupted as exc:
             status, message = TaskStatus.INTERRUPTED, str(exc)
             raise
@@ -225,27 +233,6 @@ def _collect_facts(plan: Plan, bus: EventBus, facts: dict[str, dict]) -> None:
                                    facts=facts[node.name]))
 
 
-def _preflight(vnfs: list[Vnf], facts: dict[str, dict]) -> None:
-    """Every node that is up has what its VNFs need before any traffic; else one line
-    per failure. ``facts`` are the platform facts just collected (nothing read twice).
-    """
-    vnfs = [vnf for vnf in vnfs if getattr(vnf.node, "executor", None) is not None]
-    needs: dict[str, tuple] = {}  # node name -> (node, binaries)
-    for vnf in vnfs:
-        _, binaries = needs.setdefault(vnf.node.name, (vnf.node, []))
-        binaries += [b for b in vnf.required_binaries() if b not in binaries]
-    failed = []
-    for node, binaries in needs.values():
-        failed += preflight.failures(preflight.check_node(node, binaries, facts.get(node.name)))
-    lines = [check.line() for check in failed]
-    for vnf in vnfs:
-        lines += [f"{vnf.node.name}: {vnf.name}: FAILED: {problem}"
-                  for problem in vnf.preflight(facts.get(vnf.node.name) or {})]
-    if lines:
-        raise PrerequisiteError("pre-flight checks failed, no traffic was sent:\n"
-                                + "\n".join(lines))
-
-
 def _start(vnfs: list[Vnf], run: RunInfo, teardown: contextlib.ExitStack) -> None:
     """Instantiate in order (stopped in reverse), then wait until each is ready."""
     for vnf in vnfs:
@@ -257,7 +244,7 @@ def _start(vnfs: list[Vnf], run: RunInfo, teardown: contextlib.ExitStack) -> Non
 
 
 def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
-                  facts: dict[str, dict]) -> None:
+                  facts: dict[str, dict], binder: NicBinder) -> None:
     name, run = scenario.spec.name, plan.run
     with contextlib.ExitStack() as teardown:
         # systems under test first, the generator last; the VNFs of pending nodes once
@@ -270,7 +257,8 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
                      ", ".join(sorted(pending)))
             plan.context.deploy_pending()
             _collect_facts(plan, bus, facts)
-            _preflight(waiting, facts)
+            preflight(waiting, facts)
+            bind_nics(waiting, binder)
             _start(waiting, run, teardown)
         _running_versions(_vnfs(scenario), run, bus)
         sampler = _nfvi_sampler(scenario, run, bus)

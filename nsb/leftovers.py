@@ -125,6 +125,23 @@ def registered(task_id: str, results_dir: Path, task_file: str) -> Iterator[None
         os.close(handle)
 
 
+def run_alive(task_id: str) -> bool:
+    """A run of this machine is alive: its registry entry is there and locked (the
+    entries of killed runs are gone once ``clean_killed_runs`` ran)."""
+    path = STATE_DIR / f"{task_id}.json"
+    try:
+        handle = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(handle)
+    return False
+
+
 def clean_killed_runs() -> list[Removed]:
     """Remove what runs that are gone left behind; one warning line per run."""
     if not STATE_DIR.is_dir():

@@ -19,7 +19,8 @@ _PCI = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 # a virtio NIC's device link names the virtio device; its parent is the PCI one
 _PCI_OF_NETDEV = ('d=$(readlink -f "/sys/class/net/$1/device") || exit 0; '
                   'case "$(basename "$d")" in virtio*) d=$(dirname "$d");; esac; basename "$d"')
-_MEMINFO = {"MemTotal": "mem_total", "HugePages_Total": "hugepages_total",
+_MEMINFO = {"MemTotal": "mem_total", "MemAvailable": "mem_available_kb",
+            "HugePages_Total": "hugepages_total",
             "HugePages_Free": "hugepages_free", "Hugepagesize": "hugepagesize"}
 _VERSIONS = {
     "dpdk": ["dpkg-query", "-W", "-f=${Version}", "dpdk"],

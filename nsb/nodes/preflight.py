@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from nsb.nodes import platform
-from nsb.nodes.node import DPDK_DRIVERS, Node
+from nsb.nodes import nic_binding, platform
+from nsb.nodes.node import Interface, Node
 
 LOG = logging.getLogger(__name__)
 
@@ -27,11 +27,16 @@ class Check:
         return f"{self.node}: {self.what}: {'ok' if self.ok else 'FAILED'}: {self.detail}"
 
 
-def check_node(node: Node, binaries: list[str], facts: dict | None = None) -> list[Check]:
+def check_node(node: Node, binaries: list[str], facts: dict | None = None,
+               dpdk_nics: list[Interface] | None = None,
+               needs_free_hugepages: bool | None = None) -> list[Check]:
     """Checks of one node whose executor is connected.
 
     ``facts`` are the node's platform facts when the run already collected
-    them (platform.collect); otherwise they are collected here.
+    them (platform.collect); otherwise they are collected here. ``dpdk_nics`` are
+    the NICs the run's DPDK programs take (default: every NIC with a PCI address);
+    ``needs_free_hugepages``: a VNF uses the node's pool as it is (default: when the
+    node has PCI NICs).
     """
     executor = node.executor
     checks = []
@@ -46,27 +51,35 @@ def check_node(node: Node, binaries: list[str], facts: dict | None = None) -> li
                             found or "not found (install it or set the VNF's path option)"))
     if facts is None:
         facts = platform.collect(executor, node)
+    if dpdk_nics is None:
+        dpdk_nics = [i for i in node.interfaces.values() if i.is_dpdk_port]
+    if needs_free_hugepages is None:
+        needs_free_hugepages = bool(dpdk_nics)
     total, free = facts.get("hugepages_total", 0), facts.get("hugepages_free", 0)
-    needs_hugepages = any(i.pci for i in node.interfaces.values())
-    checks.append(Check(node.name, "hugepages", free > 0 or not needs_hugepages,
+    checks.append(Check(node.name, "hugepages", free > 0 or not needs_free_hugepages,
                         f"{free} free of {total} ({facts.get('hugepagesize', 0)} kB each)"
-                        + ("" if needs_hugepages else "; not needed: no PCI NICs")))
+                        + ("" if needs_free_hugepages else "; none needed from the pool")))
     checks.append(Check(node.name, "isolated CPUs", True, facts.get("isolated_cpus") or "none"))
-    for iface in node.interfaces.values():
-        if not iface.pci:
-            continue
+    return checks + nic_checks(node, dpdk_nics, facts)
+
+
+def nic_checks(node: Node, dpdk_nics: list[Interface], facts: dict) -> list[Check]:
+    """Per DPDK NIC: the device exists and is on a DPDK driver, or nsb may bind it."""
+    if not dpdk_nics:
+        return []
+    states = nic_binding.read_states(node.executor, [i.pci for i in dpdk_nics])
+    checks = []
+    for iface in dpdk_nics:
+        state = states.get(iface.pci)
+        problem = nic_binding.problem(node, iface, state)
         nic = facts.get("nics", {}).get(iface.name, {})
-        driver = nic.get("driver", "")
-        if not driver:
-            checks.append(Check(node.name, f"NIC {iface.name}", False,
-                                f"no device at PCI {iface.pci} (check vpci in the pod)"))
+        if problem:
+            checks.append(Check(node.name, f"NIC {iface.name}", False, problem))
             continue
-        bound = driver in DPDK_DRIVERS
-        checks.append(Check(
-            node.name, f"NIC {iface.name}", bound,
-            f"{iface.pci} driver {driver}, NUMA node {nic.get('numa_node', '?')}"
-            + ("" if bound else f"; bind it to a DPDK driver ({', '.join(sorted(DPDK_DRIVERS))})"
-               " with dpdk-devbind.py")))
+        plan = "" if state.on_dpdk_driver else f", bound to {iface.dpdk_driver} for the run"
+        checks.append(Check(node.name, f"NIC {iface.name}", True,
+                            f"{iface.pci} driver {state.driver or 'none'}{plan}, NUMA node "
+                            f"{nic.get('numa_node', '?')}"))
     return checks
 
 

@@ -24,6 +24,9 @@ class Vnf(Plugin):
     # and the file its output goes to on its node ('' before it started)
     process: Process | None = None
     log: str = ""
+    # adds the hugepages it needs to the node's pool while it runs (else a DPDK VNF
+    # takes them from the pool as the node has it)
+    ADDS_HUGEPAGES = False
 
     def __init__(self, spec: VnfSpec, options: dict, node: Node, context: Context,
                  run: RunInfo):

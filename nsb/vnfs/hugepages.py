@@ -15,7 +15,7 @@ from nsb import leftovers
 from nsb.errors import PrerequisiteError
 from nsb.executors.base import Executor
 from nsb.executors.local import LocalExecutor
-from nsb.nodes import hugepage_pool
+from nsb.nodes import hugepage_pool, node_ledger
 from nsb.nodes.hugepage_pool import PAGE_MB, POOL
 
 
@@ -51,5 +51,18 @@ def release(executor: Executor, pages: int, task_id: str = "") -> None:
 
 
 def _note(executor: Executor, task_id: str, pages: int) -> None:
-    if task_id and pages and isinstance(executor, LocalExecutor):  # this machine's pool
+    if not (task_id and pages):
+        return
+    if isinstance(executor, LocalExecutor):  # this machine's pool: the run registry
         leftovers.note_hugepages(task_id, pages)
+        return
+    # a remote node's pool: its own ledger, for the next run if this one is killed
+    records = [r for r in node_ledger.read_all(executor)
+               if r.task_id == task_id and r.kind == "hugepages"]
+    total = pages + sum(int(r.value) for r in records if r.value.isdigit())
+    record = node_ledger.Record(task_id, "hugepages", "2M", str(total),
+                                node_ledger.controller())
+    if total > 0:
+        node_ledger.write(executor, record)
+    else:
+        node_ledger.remove(executor, record)

@@ -23,6 +23,7 @@ DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 class OvsVnf(Vnf):
     """Open vSwitch bridge (userspace datapath by default) switching the links via it."""
 
+    ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

@@ -119,6 +119,11 @@ class ProxVnf(Vnf):
     def required_binaries(self) -> list[str]:
         return [self.options["prox_path"]]
 
+    def dpdk_nics(self) -> list:
+        if self._af_packet():
+            return []
+        return [i for i in self.node.interfaces.values() if i.is_dpdk_port]
+
     def preflight(self, facts: dict) -> list[str]:
         """PROX exits at start ("EAL: lcore N unavailable") for a core the node lacks."""
         wanted, online = self.config.lcores(), platform.cpu_set(facts.get("online_cpus", ""))

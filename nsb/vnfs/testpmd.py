@@ -12,6 +12,7 @@ import time
 from nsb.contexts.base import Endpoint, vhost_socket
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
+from nsb.nodes import platform
 from nsb.vnfs import dpdk_telemetry, hugepages
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.kernel_ports import SilencedPorts
@@ -22,6 +23,7 @@ LOG = logging.getLogger(__name__)
 class TestpmdVnf(Vnf):
     """DPDK testpmd forwarding between its ports (io, mac or macswap)."""
 
+    ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,
@@ -34,6 +36,10 @@ class TestpmdVnf(Vnf):
             "rxd": {"type": "integer", "minimum": 32, "maximum": 16384, "default": 1024},
             "txd": {"type": "integer", "minimum": 32, "maximum": 16384, "default": 1024},
             "memory_mb": {"type": "integer", "minimum": 64, "default": 256},
+            # EAL: memory per NUMA node instead of memory_mb (NICs on one socket), and
+            # the memory channels (-n) of the node's CPUs
+            "socket_mem": {"type": "string", "pattern": "^[0-9]+(,[0-9]+)*$"},
+            "memory_channels": {"type": "integer", "minimum": 1, "maximum": 16},
             "mbufs": {"type": "integer", "minimum": 1024, "default": 8192},
             "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
             "af_packet_framecnt": {"type": "integer", "minimum": 64, "default": 4096},
@@ -74,6 +80,34 @@ class TestpmdVnf(Vnf):
     def dpdk_nics(self) -> list:
         return [i for i in self.interfaces if i.is_dpdk_port]
 
+    def memory_mb(self) -> int:
+        socket_mem = self.options.get("socket_mem")
+        return sum(map(int, socket_mem.split(","))) if socket_mem else self.options["memory_mb"]
+
+    def preflight(self, facts: dict) -> list[str]:
+        """Lcores the node has; for hugepages, a hugetlbfs and the memory to add them."""
+        problems = []
+        online = platform.cpu_set(facts.get("online_cpus", ""))
+        wanted = platform.cpu_set(self._lcores())
+        if not wanted:
+            problems.append(f"lcores '{self._lcores()}' name no CPU (write e.g. 0-2 or 0,2)")
+        elif online and not wanted <= online:
+            problems.append(f"lcores {self._lcores()}: the node has no CPU "
+                            f"{','.join(map(str, sorted(wanted - online)))} (online CPUs: "
+                            f"{facts['online_cpus']})")
+        if not self.needs_hugepages:
+            return problems
+        if self.executor.run(["grep", "-qs", "hugetlbfs", "/proc/mounts"],
+                             check=False).returncode:
+            problems.append("no hugetlbfs mounted (mount -t hugetlbfs nodev /dev/hugepages)")
+        needed = hugepages.pages_for(self.memory_mb()) + 16
+        can = facts.get("hugepages_free", 0) + facts.get("mem_available_kb", 0) // 2048
+        if "mem_available_kb" in facts and can < needed:
+            problems.append(f"needs {needed} hugepages of 2 MB (memory_mb/socket_mem); the "
+                            f"node has {facts.get('hugepages_free', 0)} free and memory for "
+                            f"{can - facts.get('hugepages_free', 0)} more")
+        return problems
+
     def _lcores(self) -> str:
         return self.options.get("lcores") or f"0-{self.options['cores']}"
 
@@ -85,8 +119,11 @@ class TestpmdVnf(Vnf):
             else ["--no-huge"]
         nics = [i.pci for i in self.interfaces if i.is_dpdk_port]
         devices = [a for pci in nics for a in ("-a", pci)] if nics else ["--no-pci"]
-        argv = [o["testpmd_path"], *memory, *devices, "-m", str(o["memory_mb"]),
-                "-l", self._lcores(), "--file-prefix", self.file_prefix, "--log-level", "*:notice"]
+        size = ["--socket-mem", o["socket_mem"]] if o.get("socket_mem") and \
+            self.needs_hugepages else ["-m", str(o["memory_mb"])]
+        channels = ["-n", str(o["memory_channels"])] if o.get("memory_channels") else []
+        argv = [o["testpmd_path"], *memory, *devices, *size, *channels, "-l", self._lcores(),
+                "--file-prefix", self.file_prefix, "--log-level", "*:notice"]
         for port, iface in enumerate(self.interfaces):
             if iface.is_dpdk_port:
                 continue  # its port number is its place in PCI order, before the vdevs
@@ -127,7 +164,7 @@ class TestpmdVnf(Vnf):
         self.log = self.log_path("testpmd")
         if self.needs_hugepages:
             self._hugepages = hugepages.reserve(
-                self.executor, hugepages.pages_for(self.options["memory_mb"]) + 16, self.name,
+                self.executor, hugepages.pages_for(self.memory_mb()) + 16, self.name,
                 self.run.task_id)
         # its af_packet ports belong to testpmd: the node's own IP stack must not send
         # on them (IPv6 neighbour discovery, ARP), or the generator counts its frames

@@ -45,14 +45,20 @@ def test_the_pages_a_run_adds_are_noted_until_it_gives_them_back(tmp_path, monke
     assert not ledger.exists()  # nothing to give back: no file left either
 
 
-def test_pages_of_a_remote_node_are_not_noted(tmp_path, monkeypatch):
-    """Only this machine's pool is the next run's to repair."""
+def test_pages_of_a_remote_node_are_not_noted_in_this_machines_registry(tmp_path,
+                                                                          monkeypatch):
+    """This machine's registry repairs this machine's pool; a remote node's pages are
+    written in that node's ledger (tests/unit/test_nic_binding.py)."""
     from nsb.executors.local import LocalExecutor
-    from nsb.executors.ssh import SshExecutor
+    from nsb.nodes import node_ledger
     from nsb.vnfs import hugepages
 
     monkeypatch.setattr(leftovers, "STATE_DIR", tmp_path / "runs")
-    hugepages._note(SshExecutor("sut", "192.0.2.1"), "261122-000000-abcdef", 64)
+    written = []
+    monkeypatch.setattr(node_ledger, "read_all", lambda executor: [])
+    monkeypatch.setattr(node_ledger, "write", lambda executor, record: written.append(record))
+    hugepages._note(object(), "261122-000000-abcdef", 64)
     assert not (tmp_path / "runs").exists()
+    assert [(r.kind, r.value) for r in written] == [("hugepages", "64")]
     hugepages._note(LocalExecutor(), "261122-000000-abcdef", 64)
     assert (tmp_path / "runs" / "261122-000000-abcdef.hugepages").read_text() == "64"

@@ -149,6 +149,9 @@ class TrexTrafficGen(TrafficGen):
 
     # lifecycle
 
+    def dpdk_nics(self) -> list:
+        return [i for i in self.ports if i.is_dpdk_port]
+
     def required_binaries(self) -> list[str]:
         return ["env"]
 
