@@ -155,3 +155,15 @@ def test_the_next_run_gives_back_what_a_dead_run_of_this_controller_left(ledger,
     assert pool.read_text().strip() == "36"
     assert sorted(r.task_id for r in node_ledger.read_all(executor)) == sorted(
         [alive.task_id, foreign.task_id])
+
+
+def test_the_readme_pod_lets_nsb_bind_every_nic(tmp_path):
+    from tests.doc_examples import examples
+
+    [block] = [e for e in examples("checked-by")
+               if e.file.name == "README.md" and "test_nic_binding.py" in e.note]
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(block.text)
+    sut = load_pod(pod)["sut"]
+    assert {i.name: (i.pci, i.dpdk_driver) for i in sut.interfaces.values()} == {
+        "xe0": ("0000:af:00.0", "auto"), "xe1": ("0000:af:00.1", "auto")}
