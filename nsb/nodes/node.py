@@ -98,11 +98,17 @@ class Node:
     pod: dict = field(default_factory=dict, repr=False)  # the pod entry, for VNF descriptors
 
     def dpdk_ports(self) -> dict[int, Interface]:
-        """DPDK port number -> interface: ``dpdk_port_num`` from the pod, else declaration order."""
-        ports = {}
-        for index, iface in enumerate(self.interfaces.values()):
-            ports[iface.dpdk_port if iface.dpdk_port is not None else index] = iface
-        return dict(sorted(ports.items()))
+        """DPDK port number -> interface, as the EAL numbers them: NICs in PCI address
+        order (as NSB renumbers ``dpdk_port_num``), then the other interfaces by
+        ``dpdk_port_num`` from the pod, else in declaration order."""
+        nics = sorted((i for i in self.interfaces.values() if i.pci), key=lambda i: i.pci)
+        others = [i for i in self.interfaces.values() if not i.pci]
+        if not nics:
+            ports = {}
+            for index, iface in enumerate(others):
+                ports[iface.dpdk_port if iface.dpdk_port is not None else index] = iface
+            return dict(sorted(ports.items()))
+        return dict(enumerate(nics + others))
 
 
 def stable_mac(*parts: str) -> str:

@@ -106,6 +106,8 @@ class ProxVnf(Vnf):
         if self._af_packet():
             config.use_af_packet(self.interface_names(), prefix,
                                  self.options["af_packet_frame_size"])
+        else:  # its NICs only, whatever else the node has on a DPDK driver
+            config.use_pci_devices([i.pci for i in self.dpdk_nics()])
         self.file_prefix = config.use_file_prefix(prefix)
         return config
 

@@ -324,6 +324,15 @@ class ProxConfig:
         return file_prefix
 
 
+    def use_pci_devices(self, pcis: list[str]) -> None:
+        """The EAL takes these NICs only (``-a``), unless the config names its own."""
+        eal = self._eal_options()
+        existing = eal.get("eal") or ""
+        if not pcis or re.search(r"(^|\s)(-a|-w|--allow|--pci-whitelist|--no-pci)\b",
+                                 existing):
+            return
+        eal.set("eal", " ".join(filter(None, [existing, *(f"-a {p}" for p in pcis)])))
+
     def use_af_packet(self, interfaces: dict[int, str], file_prefix: str,
                       frame_size: int = 1024) -> None:
         """Ports become af_packet vdevs on the node's kernel interfaces (no NIC, no hugepages).

@@ -28,3 +28,24 @@ def test_dpdk_numbers_nics_in_pci_order_then_vdevs():
               Interface("k0", pci="0000:06:00.0", driver="ixgbe")]
     assert [i.name for i in port_order(ifaces)] == ["xe0", "xe1", "k0", "veth9"]
     assert ifaces[3].is_dpdk_port and ifaces[1].is_dpdk_port and not ifaces[0].is_dpdk_port
+
+
+def test_a_nodes_ports_are_numbered_as_the_eal_numbers_them():
+    """The EAL numbers the NICs it takes in PCI order, whatever dpdk_port_num says
+    (NSB renumbers them the same way)."""
+    from nsb.nodes.node import Node
+
+    node = Node("sut", "vnf", {
+        "xe0": Interface("xe0", pci="0000:05:00.1", dpdk_port=0),
+        "xe1": Interface("xe1", pci="0000:05:00.0", dpdk_port=1)})
+    assert {n: i.name for n, i in node.dpdk_ports().items()} == {0: "xe1", 1: "xe0"}
+    lab = Node("tg", "tg", {"a": Interface("a", dpdk_port=1), "b": Interface("b", dpdk_port=0)})
+    assert {n: i.name for n, i in lab.dpdk_ports().items()} == {0: "b", 1: "a"}
+
+
+def test_prox_on_nics_takes_its_own_only(nsb_main):
+    code, out, err = nsb_main("task", "start", "--dry-run",
+                              str(ROOT / "samples" / "prox" / "tc_prox_l3fwd.yaml"))
+    assert code == 0, err
+    assert "eal=-a 0000:af:00.0 -a 0000:af:00.1 --file-prefix" in out
+    assert "no-pci" not in out
