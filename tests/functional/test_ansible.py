@@ -200,14 +200,14 @@ def inventory(node, tmp_path) -> Path:
     return node_inventory(node, tmp_path)
 
 
-def node_inventory(node, tmp_path: Path) -> Path:
+def node_inventory(node, tmp_path: Path, pci: str = FAKE_PCI) -> Path:
     """An inventory made by nsb from a pod file that describes the sshd node."""
     pod = tmp_path / "pod.yaml"
     pod.write_text(yaml.safe_dump({"nodes": [{
         "name": "sut_0", "role": "VNF", "ip": node.host, "user": "root", "ssh_port": 22,
         "key_filename": node.key_filename,
         "interfaces": {
-            "xe0": {"vpci": FAKE_PCI, "local_mac": "02:00:00:00:00:01", "driver": "ixgbe",
+            "xe0": {"vpci": pci, "local_mac": "02:00:00:00:00:01", "driver": "ixgbe",
                     "dpdk_port_num": 0},
             "xe1": {"local_mac": "02:00:00:00:00:02"},  # no vpci: not for binding
         },
@@ -490,3 +490,25 @@ def test_nic_binding_stops_at_a_missing_nic(inventory, work):
     assert f"xe0: no PCI device {FAKE_PCI} on sut_0" in output
     assert not [r for r in records if r["task"] in ("Load the DPDK driver",
                                                      "Bind them with dpdk-devbind")]
+
+
+def test_nic_binding_takes_uio_pci_generic_without_an_iommu(node, work):
+    """Like nsb at run time: vfio-pci asked on a machine with no IOMMU and no vfio
+    no-IOMMU mode (this one) binds to uio_pci_generic, with a warning (check mode: a
+    real device of this machine is found and nothing is bound)."""
+    if any(Path("/sys/kernel/iommu_groups").iterdir()) or \
+            Path("/sys/module/vfio/parameters/enable_unsafe_noiommu_mode").exists():
+        pytest.skip("this machine has an IOMMU or vfio's no-IOMMU mode")
+    device = next(d for d in sorted(Path("/sys/bus/pci/devices").iterdir())
+                  if (d / "driver").exists() and not (d / "net").exists())
+    inventory = node_inventory(node, work, pci=device.name)
+    code, output, records = play(inventory, work, "--check", "--tags", "nic_binding",
+                                 extra={"nsb_root": str(work / "scratch"),
+                                        "nsb_bind_nics": True})
+    assert code == 0, output
+    chosen = event(records, "nic_binding", "Choose the driver")["result"]["ansible_facts"]
+    assert chosen["nsb_nic_binding_driver"] == "uio_pci_generic"
+    assert "uio_pci_generic instead of vfio-pci" in output
+    bind = event(records, "nic_binding", "Bind them with dpdk-devbind")
+    assert "uio_pci_generic" in json.dumps(bind), bind
+    assert (device / "driver").resolve().name != "uio_pci_generic"
