@@ -39,8 +39,7 @@ class OvsLayout:
         memory = [ram.get(f"socket_{n}", 2048) for n in range(max(1, numa_nodes))]
         pci = any(p["type"] == "dpdk" and is_pci(p["dpdk-devargs"]) for p in self.ports.values())
         config = {"dpdk-init": "true", "dpdk-socket-mem": ",".join(map(str, memory)),
-                  "dpdk-extra": f"--file-prefix={self.file_prefix}" + ("" if pci else
-                                                                       " --no-pci"),
+                  "dpdk-extra": ovs_daemons.dpdk_extra(self.file_prefix, pci),
                   "pmd-cpu-mask": str(self.settings["pmd_cpu_mask"])}
         if self.settings.get("lcore_mask"):
             config["dpdk-lcore-mask"] = str(self.settings["lcore_mask"])
@@ -48,17 +47,12 @@ class OvsLayout:
 
     def vsctl_args(self) -> list[str]:
         """One ovs-vsctl transaction: the bridge and every port with its options."""
-        args = ["add-br", self.bridge, "--", "set", "bridge", self.bridge,
-                "datapath_type=netdev", "fail_mode=secure"]
+        commands = ovs_daemons.bridge_commands(self.bridge)
         for name, port in self.ports.items():
-            args += ["--", "add-port", self.bridge, name, "--", "set", "Interface", name,
-                     f"type={port['type']}"]
-            if port["type"] == "dpdk":
-                args += [f"options:dpdk-devargs={port['dpdk-devargs']}",
-                         f"options:n_rxq={port['n_rxq']}"]
-            else:
-                args.append(f"options:vhost-server-path={port['socket']}")
-        return args
+            options = ({"dpdk-devargs": port["dpdk-devargs"], "n_rxq": port["n_rxq"]}
+                       if port["type"] == "dpdk" else {"vhost-server-path": port["socket"]})
+            commands += ovs_daemons.port_commands(self.bridge, name, port["type"], options)
+        return ovs_daemons.transaction(commands)
 
     def socket_of(self, end: Endpoint) -> str:
         return self.sockets[end]

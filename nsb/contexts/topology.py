@@ -1,9 +1,15 @@
-"""Nodes and links declared in the task itself, with deterministic addressing."""
+"""Nodes and links declared in the task itself, with deterministic addressing.
+
+A link ``via`` a bridge is cabled to the node that provides the bridge: in the
+lab by two switch ports made for it, on a pod's node by the NICs cabled to its
+ends (the pod's ``peer``); an end that is a vhost-user interface gets a made port
+either way (a socket, not a cable).
+"""
 
 from __future__ import annotations
 
 from nsb.contexts.base import Endpoint, Interface, Link, Node
-from nsb.nodes.node import stable_mac
+from nsb.nodes.node import BRIDGE_NAME, stable_mac
 from nsb.task.model import Where
 
 INTERFACE_SCHEMA = {
@@ -30,7 +36,7 @@ NODES_SCHEMA = {
         "properties": {
             "role": {"type": "string"},
             "bridges": {"type": "array", "minItems": 1, "uniqueItems": True,
-                        "items": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]{0,9}$"}},
+                        "items": {"type": "string", "pattern": BRIDGE_NAME}},
             "interfaces": {
                 "type": "object",
                 "minProperties": 1,
@@ -72,8 +78,9 @@ def build_nodes(raw_nodes: dict) -> dict[str, Node]:
 def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[Link]:
     """Parse ``[node:if, node:if]`` pairs and ``{ends: [...], via: bridge}`` links.
 
-    Each interface joins at most one link; a link through a bridge gets two
-    ports on the bridge's node, named ``<bridge>-<k>a`` / ``<bridge>-<k>b``.
+    Each interface joins at most one link; a link through a bridge gets a switch
+    port per end on the bridge's node: the NIC cabled to the end on a pod's node,
+    else a new port named ``<bridge>-<k>a`` / ``<bridge>-<k>b``.
     """
     links = []
     used: dict[Endpoint, int] = {}
@@ -82,15 +89,7 @@ def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[L
         at = ("links", index, "ends") if via else ("links", index)
         ends = []
         for side, text in enumerate(pair):
-            node_name, if_name = text.split(":", 1)
-            if node_name not in nodes:
-                raise where.error(f"link to undefined node '{node_name}'; nodes: "
-                                  f"{', '.join(nodes)}", *at, side)
-            if if_name not in nodes[node_name].interfaces:
-                raise where.error(
-                    f"link to undefined interface '{text}'; {node_name} has: "
-                    f"{', '.join(nodes[node_name].interfaces)}", *at, side)
-            end = Endpoint(node_name, if_name)
+            end = _end(text, nodes, where, at + (side,))
             if end in used:
                 raise where.error(f"interface '{text}' is already in link {used[end]}",
                                   *at, side)
@@ -103,14 +102,46 @@ def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[L
             continue
         host, bridge = _bridge_node(via, nodes, where, ("links", index, "via"))
         ports = []
-        for side, end in zip("ab", ends, strict=True):
-            port = f"{bridge}-{index}{side}"
-            kind = nodes[end.node].interfaces[end.interface].kind  # as the end it cables
-            nodes[host].interfaces[port] = Interface(name=port, mac=stable_mac(host, port),
-                                                     kind=kind)
-            ports.append(Endpoint(host, port))
+        for side, end in enumerate(ends):
+            port = _switch_port(nodes, host, bridge, end, index, "ab"[side], where)
+            if port in used:
+                raise where.error(f"{end} is cabled to {port}, which link {used[port]} "
+                                  "uses already", *at, side)
+            used[port] = index
+            ports.append(port)
         links.append(Link(ends[0], ends[1], via=bridge, switch_a=ports[0], switch_b=ports[1]))
     return links
+
+
+def _end(text: str, nodes: dict[str, Node], where: Where, at: tuple) -> Endpoint:
+    node_name, if_name = text.split(":", 1)
+    if node_name not in nodes:
+        raise where.error(f"link to undefined node '{node_name}'; nodes: "
+                          f"{', '.join(nodes)}", *at)
+    if if_name not in nodes[node_name].interfaces:
+        raise where.error(f"link to undefined interface '{text}'; {node_name} has: "
+                          f"{', '.join(nodes[node_name].interfaces)}", *at)
+    return Endpoint(node_name, if_name)
+
+
+def _switch_port(nodes: dict[str, Node], host: str, bridge: str, end: Endpoint, index: int,
+                 side: str, where: Where) -> Endpoint:
+    """The port of ``bridge`` on ``host`` that ``end`` (link ``index``) is cabled to."""
+    switch = nodes[host]
+    cabled = [i.name for i in switch.interfaces.values() if i.cabled_to == end]
+    if cabled:
+        return Endpoint(host, cabled[0])
+    kind = nodes[end.node].interfaces[end.interface].kind  # as the end it cables
+    if switch.cabled and kind != "vhostuser":
+        nics = ", ".join(f"{i.name} -> {i.cabled_to}" if i.cabled_to else f"{i.name} (no peer)"
+                         for i in switch.interfaces.values()) or "none"
+        raise where.error(
+            f"no NIC of {host} (bridge {bridge}) is cabled to {end}: give the pod's "
+            f"{host} interface cabled to it 'peer: {end}' (a vhost-user end needs none); "
+            f"{host} has: {nics}", "links", index, "ends", "ab".index(side))
+    port = f"{bridge}-{index}{side}"
+    switch.interfaces[port] = Interface(name=port, mac=stable_mac(host, port), kind=kind)
+    return Endpoint(host, port)
 
 
 def _bridge_node(via: str, nodes: dict[str, Node], where: Where,

@@ -19,6 +19,8 @@ DPDK_DRIVERS = frozenset({"vfio-pci", "igb_uio", "uio_pci_generic", "mlx5_core",
 # drivers nsb binds a NIC to for a run (``dpdk_driver``); ``auto`` picks vfio-pci where
 # the machine has an IOMMU, else vfio's no-IOMMU mode or uio_pci_generic
 BINDABLE_DRIVERS = ("auto", "vfio-pci", "uio_pci_generic", "igb_uio")
+# a bridge a vSwitch on a node provides (``bridges``: lab nodes, pod nodes)
+BRIDGE_NAME = "^[A-Za-z][A-Za-z0-9_]{0,9}$"
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class Interface:
     # allowed: a NIC found on a kernel driver is then a pre-flight failure)
     dpdk_driver: str = ""
     dpdk_port: int | None = None  # pod ``dpdk_port_num``
+    # the interface at the other end of its cable (pod ``peer``): a link via a bridge of
+    # this node takes this NIC as the switch port of that end
+    cabled_to: Endpoint | None = None
     kind: str = "veth"  # or "vhostuser" / "memif": a socket instead of a wire
     # memif: the socket the link's two DPDK programs share, and whether this end serves it
     socket: str = ""
@@ -95,6 +100,9 @@ class Node:
     executor: Executor | None = None
     ssh: SshAccess | None = None
     bridges: tuple[str, ...] = ()  # bridges a vSwitch on this node provides for links
+    # a pod's node: its NICs are cabled (``cabled_to``), a link via one of its bridges takes
+    # the NIC cabled to each end; a lab node gets two new switch ports per link instead
+    cabled: bool = False
     pod: dict = field(default_factory=dict, repr=False)  # the pod entry, for VNF descriptors
 
     def dpdk_ports(self) -> dict[int, Interface]:

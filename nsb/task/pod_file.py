@@ -1,7 +1,11 @@
 """NSB pod files (``nodes:`` with SSH access and NIC details) read unchanged.
 
 A pod describes lab servers: how to reach them and, per interface, the PCI
-address, MAC, IP and DPDK port number. The baremetal context uses all of it;
+address, MAC, IP and DPDK port number. nsb's own keys say what a switch node
+offers: ``bridges`` a vSwitch on it provides, and per interface the ``peer`` its
+cable goes to (``node:interface`` of the pod; written at either end or both), so
+that a task link ``via`` a bridge takes the switch's NIC cabled to each of its
+ends. The baremetal context uses all of it;
 the embedded lab can take the same pod and build its namespaces with the
 pod's MACs and IPs, so a lab task can be tried on one machine first.
 """
@@ -13,10 +17,18 @@ import ipaddress
 from dataclasses import replace
 from pathlib import Path
 
-from nsb.nodes.node import BINDABLE_DRIVERS, DPDK_DRIVERS, Interface, Node, SshAccess
+from nsb.nodes.node import (
+    BINDABLE_DRIVERS,
+    BRIDGE_NAME,
+    DPDK_DRIVERS,
+    Endpoint,
+    Interface,
+    Node,
+    SshAccess,
+)
 from nsb.task import input_file, schema
 from nsb.task.documents import Where, read_document
-from nsb.task.yaml_lines import LocatedDocument
+from nsb.task.yaml_lines import LocatedDocument, format_path
 
 _MAC = "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
 
@@ -31,6 +43,8 @@ _INTERFACE = {
         "local_ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+$"},
         "netmask": {"type": "string"},
         "dpdk_port_num": {"type": "integer", "minimum": 0},
+        # nsb: the interface at the other end of this NIC's cable, node:interface
+        "peer": {"type": "string", "minLength": 1},
     },
 }
 
@@ -58,6 +72,9 @@ POD_SCHEMA = {
                     "key_filename": {"type": "string"},
                     "ssh_port": {"type": ["string", "integer"], "pattern": "^[0-9]+$"},
                     "dpdk_driver": {"enum": list(BINDABLE_DRIVERS)},
+                    # nsb: bridges a vSwitch on this node provides for links via them
+                    "bridges": {"type": "array", "uniqueItems": True,
+                                "items": {"type": "string", "pattern": BRIDGE_NAME}},
                     "interfaces": {
                         "type": "object",
                         "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,14}$"},
@@ -104,8 +121,48 @@ def load_pod(path: Path, where: Where | None = None) -> dict[str, Node]:
                             port=port, password=raw.get("password"),
                             key_filename=key)
         nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
-                           ssh=ssh, pod=copy.deepcopy(raw))
+                           ssh=ssh, bridges=tuple(raw.get("bridges") or ()), cabled=True,
+                           pod=copy.deepcopy(raw))
+    _cable(nodes, doc)
     return nodes
+
+
+def _cable(nodes: dict[str, Node], doc: LocatedDocument) -> None:
+    """Every interface's ``peer`` as a cable, known at both of its ends; an interface
+    has one cable (two ``peer`` naming the same end, or disagreeing ends, are an error)."""
+    cables: dict[Endpoint, tuple[Endpoint, tuple]] = {}  # end -> (other end, declared at)
+    for index, raw in enumerate(doc.data["nodes"]):
+        for if_name, if_raw in (raw.get("interfaces") or {}).items():
+            if not if_raw.get("peer"):
+                continue
+            at = ("nodes", index, "interfaces", if_name, "peer")
+            here = Endpoint(raw["name"], if_name)
+            there = _peer_end(if_raw["peer"], here, nodes, doc, at)
+            for end, other in ((here, there), (there, here)):
+                known = cables.get(end)
+                if known and known[0] != other:
+                    raise doc.error(at, f"{end} is cabled to {known[0]} already (line "
+                                    f"{doc.line_of(known[1])}, {format_path(known[1])}); an "
+                                    "interface has one cable: name each far end in one 'peer'")
+                cables[end] = (other, at)
+    for end, (other, _) in cables.items():
+        nodes[end.node].interfaces[end.interface].cabled_to = other
+
+
+def _peer_end(text: str, here: Endpoint, nodes: dict[str, Node], doc, at: tuple) -> Endpoint:
+    node, _, interface = text.partition(":")
+    if not (node and interface) or ":" in interface:
+        raise doc.error(at, f"{text!r} is not node:interface (the interface of the pod this "
+                        "NIC is cabled to, e.g. trafficgen_1:xe0)")
+    if node not in nodes:
+        raise doc.error(at, f"no node {node!r} in the pod; nodes: {', '.join(nodes)}")
+    if interface not in nodes[node].interfaces:
+        raise doc.error(at, f"node {node} has no interface {interface!r}; it has: "
+                        f"{', '.join(nodes[node].interfaces) or 'none'}")
+    if Endpoint(node, interface) == here:
+        raise doc.error(at, f"{here} is cabled to itself; name the interface at the other "
+                        "end of its cable")
+    return Endpoint(node, interface)
 
 
 def _dpdk_driver(if_raw: dict, node_raw: dict) -> str:

@@ -1,8 +1,11 @@
 """Open vSwitch as the system under test: its own ovsdb and vswitchd per task.
 
-Each links ``via`` this switch's bridge became two ports on its node; the
-bridge gets those ports and, per link, port-to-port flows both ways (match
-on in_port only, or also on the destination MAC or IP), or one NORMAL flow.
+Each link ``via`` this switch's bridge has two ports on its node: made for it in
+the lab, the NICs cabled to its ends on a pod. The bridge gets those ports (a NIC
+with a PCI address as an OVS-DPDK ``dpdk`` port, a vhost-user end as a
+``dpdkvhostuserclient``, any other as the kernel interface) and, per link,
+port-to-port flows both ways (match on in_port only, or also on the destination
+MAC or IP), or one NORMAL flow.
 Nothing is shared with a system OVS: the database, sockets, pid files and
 logs live in a run directory of the task, removed at teardown.
 """
@@ -56,16 +59,35 @@ class OvsVnf(Vnf):
                 f"no link goes via bridge '{self.bridge}' of node {node.name}; write links as "
                 f"{{ends: [a:if, b:if], via: {self.bridge}}} and list the bridge in the node's "
                 "'bridges'", "bridge")
-        vhost = [p for p in self._port_names() if node.interfaces[p].is_vhostuser]
-        if vhost and not options["dpdk_init"]:
-            raise spec.options_where.error(
-                f"ports {', '.join(vhost)} are vhost-user: they need OVS-DPDK (dpdk_init: true)",
-                "dpdk_init")
+        self._check_ports(spec.options_where)
         self.log = ""
         self.daemons: ovs_daemons.OvsDaemons | None = None  # once instantiated
         self._hugepages = 0
         # its own DPDK file prefix: the runtime dir is named after the task
         self.file_prefix = f"nsb-{run.task_id}-{spec.name}"
+
+    def _check_ports(self, where) -> None:
+        """Ports OVS can only take with DPDK (vhost-user sockets, NICs by PCI address)
+        need OVS-DPDK on the userspace datapath, with the NICs visible to DPDK."""
+        vhost = [p for p in self._port_names() if self.node.interfaces[p].is_vhostuser]
+        nics = [f"{i.name} ({i.pci})" for i in self.dpdk_nics()]
+        needs = ([f"ports {', '.join(vhost)} are vhost-user"] if vhost else []) + (
+            [f"ports {', '.join(nics)} are NICs by PCI address"] if nics else [])
+        if needs and not self.options["dpdk_init"]:
+            raise where.error(f"{' and '.join(needs)}: they need OVS-DPDK (dpdk_init: true)",
+                              "dpdk_init")
+        if needs and self.options["datapath"] != "netdev":
+            raise where.error(f"{' and '.join(needs)}: OVS-DPDK ports need the userspace "
+                              "datapath (datapath: netdev)", "datapath")
+        if nics and "--no-pci" in (self.options.get("dpdk_extra") or "").split():
+            raise where.error(f"--no-pci would hide the NICs of ports {', '.join(nics)} from "
+                              "DPDK; leave it out (it is the default only without PCI NICs)",
+                              "dpdk_extra")
+
+    def dpdk_nics(self) -> list:
+        """The NICs by PCI address among the bridge's ports: OVS-DPDK's ``dpdk`` ports."""
+        return [self.node.interfaces[p] for p in self._port_names()
+                if self.node.interfaces[p].is_dpdk_port]
 
     # --- commands --------------------------------------------------------
 
@@ -113,6 +135,11 @@ class OvsVnf(Vnf):
         described["flows"] = self.flow_rules()
         described["switching_operations"] = len(self.links)
         described["vswitchd"] = self.vswitchd()
+        # the one ovs-vsctl transaction, a line for the bridge and one per port
+        lines = [" ".join(ovs_daemons.transaction(group)) for group in self.vsctl_commands()]
+        described["ovs_vsctl"] = [f"ovs-vsctl {lines[0]}"] + [f"-- {line}" for line in lines[1:]]
+        if self.dpdk_nics():
+            described["dpdk_ports"] = {i.name: i.pci for i in self.dpdk_nics()}
         if self.options["dpdk_init"]:
             described["other_config"] = self._other_config()
             described["vhost_user_ports"] = {p: self._vhost_socket(p) for p in self._port_names()
@@ -153,29 +180,39 @@ class OvsVnf(Vnf):
                 self.executor, hugepages.pages_for(self.socket_mem_mb()), self.name,
                 self.run.task_id)
         self.daemons.start(self._other_config())
-        ports = self._port_names()
-        args = ["add-br", self.bridge, "--", "set", "bridge", self.bridge,
-                f"datapath_type={self.options['datapath']}", "fail_mode=secure"]
-        for port in ports:
-            args += ["--", "add-port", self.bridge, port]
-            if self.node.interfaces[port].is_vhostuser:
-                args += ["--", "set", "Interface", port, "type=dpdkvhostuserclient",
-                         f"options:vhost-server-path={self._vhost_socket(port)}"]
+        self.vsctl(*ovs_daemons.transaction([c for group in self.vsctl_commands()
+                                             for c in group]))
+
+    def vsctl_commands(self) -> list[list[list[str]]]:
+        """The commands of the one ovs-vsctl transaction that makes the bridge and its
+        ports: the bridge's, then each port's with its type, options and affinity."""
+        groups = [ovs_daemons.bridge_commands(self.bridge, self.options["datapath"])]
+        for port in self._port_names():
+            iface = self.node.interfaces[port]
+            kind, options = "", {}
+            if iface.is_vhostuser:
+                kind, options = "dpdkvhostuserclient", {
+                    "vhost-server-path": self._vhost_socket(port)}
+            elif iface.is_dpdk_port:
+                kind, options = "dpdk", {"dpdk-devargs": iface.pci}
             if self.options.get("n_rxq"):
-                args += ["--", "set", "Interface", port, f"options:n_rxq={self.options['n_rxq']}"]
+                options["n_rxq"] = self.options["n_rxq"]
+            group = ovs_daemons.port_commands(self.bridge, port, kind, options)
             affinity = self.options.get("pmd_rxq_affinity", {}).get(port)
             if affinity:
-                args += ["--", "set", "Interface", port,
-                         f"other_config:pmd-rxq-affinity={affinity}"]
-        self.vsctl(*args)
+                group.append(["set", "Interface", port,
+                              f"other_config:pmd-rxq-affinity={affinity}"])
+            groups.append(group)
+        return groups
 
     def _other_config(self) -> dict[str, str]:
         dpdk = self.options["dpdk_init"]
-        extra = f"--file-prefix={self.file_prefix} {self.options.get('dpdk_extra', '--no-pci')}"
+        extra = ovs_daemons.dpdk_extra(self.file_prefix, bool(self.dpdk_nics()),
+                                       self.options.get("dpdk_extra"))
         pairs = {"dpdk-init": "true" if dpdk else None,
                  "dpdk-socket-mem": (self.options.get("dpdk_socket_mem") or DEFAULT_SOCKET_MEM)
                  if dpdk else None,
-                 "dpdk-extra": extra.strip() if dpdk else None,
+                 "dpdk-extra": extra if dpdk else None,
                  "dpdk-lcore-mask": self.options.get("dpdk_lcore_mask"),
                  "pmd-cpu-mask": self.options.get("pmd_cpu_mask"),
                  "max-idle": self.options.get("max_idle")}

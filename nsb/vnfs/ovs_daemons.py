@@ -1,6 +1,7 @@
 """One Open vSwitch of a run on a node: its own ovsdb-server and vswitchd, with the
 database, sockets and pid files in a run directory, nothing shared with a system OVS.
-The ovs VNF and the StandaloneOvsDpdk context's host both run one."""
+The ovs VNF and the StandaloneOvsDpdk context's host both run one, and build their
+bridge, ports and DPDK arguments with the same helpers."""
 
 from __future__ import annotations
 
@@ -16,6 +17,38 @@ DPDK_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"  # Debian's
 LOG = logging.getLogger(__name__)
 
 BINARIES = ["ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ovsdb-tool"]
+
+
+def bridge_commands(bridge: str, datapath: str = "netdev") -> list[list[str]]:
+    """The ovs-vsctl commands making ``bridge``: no flows but the run's (fail_mode)."""
+    return [["add-br", bridge],
+            ["set", "bridge", bridge, f"datapath_type={datapath}", "fail_mode=secure"]]
+
+
+def port_commands(bridge: str, name: str, kind: str = "",
+                  options: dict | None = None) -> list[list[str]]:
+    """The ovs-vsctl commands adding port ``name`` to ``bridge`` with its interface type
+    (``dpdk``, ``dpdkvhostuserclient``; none: a kernel interface) and ``options``."""
+    settings = [f"type={kind}"] if kind else []
+    settings += [f"options:{key}={value}" for key, value in (options or {}).items()]
+    return [["add-port", bridge, name]] + ([["set", "Interface", name, *settings]]
+                                          if settings else [])
+
+
+def transaction(commands: list[list[str]]) -> list[str]:
+    """ovs-vsctl's arguments running ``commands`` as one transaction."""
+    args: list[str] = []
+    for command in commands:
+        args += (["--"] if args else []) + command
+    return args
+
+
+def dpdk_extra(file_prefix: str, pci_ports: bool, extra: str | None = None) -> str:
+    """OVS-DPDK's other EAL arguments: its own file prefix, then ``extra``; by default
+    ``--no-pci`` unless a port is a NIC by PCI address (DPDK must probe those)."""
+    if extra is None:
+        extra = "" if pci_ports else "--no-pci"
+    return f"--file-prefix={file_prefix} {extra}".strip()
 
 
 class OvsDaemons:
