@@ -3,7 +3,13 @@
 What runs on this machine (a nested guest without KVM) is the default: TCG
 (``type='qemu'``), machine ``pc``, ``<cpu mode='maximum'>`` and ACPI (without it
 the guest sees one CPU). ``kvm``, another machine or ``host-passthrough`` are
-asked for per VM.
+asked for per VM. ``viommu`` puts the VM's DMA behind a virtual Intel IOMMU, as
+vfio-pci in the guest needs (the guest kernel has no vfio no-IOMMU mode): machine
+q35, ``<iommu model='intel'>`` with interrupt remapping and caching mode, the
+QEMU-emulated IOAPIC that interrupt remapping requires, ``intel_iommu=on`` on the
+guest kernel's command line, and the NICs marked ``iommu`` with
+``iommu_platform=on`` (``<driver iommu='on'/>``; modern-only virtio, as QEMU allows
+that flag on no transitional device).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ class Nic:
     tap: str = ""  # a tap device on the host, made beforehand (managed='no')
     vhost_socket: str = ""  # or a vhost-user socket QEMU serves (a switch connects)
     pci: str = ""  # the guest PCI address (NSB's vpci), else libvirt picks one
+    iommu: bool = False  # DMA through the VM's virtual IOMMU (viommu): iommu_platform=on
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,7 @@ class VmDefinition:
     cpuset: str = ""  # or host CPUs every vCPU may run on, e.g. "0-9,20-29" (NSB)
     emulator_cpus: str = ""  # e.g. "0"
     hugepages: bool = False
+    viommu: bool = False  # a virtual Intel IOMMU (q35), for vfio-pci in the guest
 
     @property
     def shares_memory(self) -> bool:
@@ -47,9 +55,45 @@ class VmDefinition:
 
 
 def render(vm: VmDefinition) -> str:
+    if vm.viommu and "q35" not in vm.machine:
+        raise ValueError(f"{vm.name}: a virtual IOMMU needs machine q35, not {vm.machine}")
+    if any(nic.iommu for nic in vm.nics) and not vm.viommu:
+        raise ValueError(f"{vm.name}: a NIC behind an IOMMU needs viommu")
     domain = ET.Element("domain", type=vm.domain_type)
     ET.SubElement(domain, "name").text = vm.name
     ET.SubElement(domain, "memory", unit="MiB").text = str(vm.ram_mb)
+    _cpus_and_memory(domain, vm)
+    os_element = ET.SubElement(domain, "os")
+    ET.SubElement(os_element, "type", arch="x86_64", machine=vm.machine).text = "hvm"
+    if vm.kernel:
+        ET.SubElement(os_element, "kernel").text = vm.kernel
+        ET.SubElement(os_element, "initrd").text = vm.initrd
+        ET.SubElement(os_element, "cmdline").text = vm.cmdline + (
+            " intel_iommu=on" if vm.viommu else "")
+    else:
+        ET.SubElement(os_element, "boot", dev="hd")
+    features = ET.SubElement(domain, "features")
+    ET.SubElement(features, "acpi")
+    if vm.viommu:  # interrupt remapping needs the IOAPIC QEMU emulates, not KVM's
+        ET.SubElement(features, "ioapic", driver="qemu")
+    ET.SubElement(domain, "cpu", mode=vm.cpu_mode)
+    ET.SubElement(domain, "on_poweroff").text = "destroy"
+    ET.SubElement(domain, "on_crash").text = "destroy"
+    devices = ET.SubElement(domain, "devices")
+    _disks(devices, vm)
+    for nic in vm.nics:
+        _nic(devices, nic)
+    for kind in ("serial", "console"):
+        element = ET.SubElement(devices, kind, type="file")
+        ET.SubElement(element, "source", path=vm.console_log)
+    ET.SubElement(devices, "memballoon", model="none")
+    if vm.viommu:
+        iommu = ET.SubElement(devices, "iommu", model="intel")
+        ET.SubElement(iommu, "driver", intremap="on", caching_mode="on")
+    return ET.tostring(domain, encoding="unicode")
+
+
+def _cpus_and_memory(domain: ET.Element, vm: VmDefinition) -> None:
     vcpu = ET.SubElement(domain, "vcpu", placement="static")
     vcpu.text = str(vm.vcpus)
     if vm.cpuset:
@@ -67,20 +111,9 @@ def render(vm: VmDefinition) -> str:
         else:  # shareable without hugepages
             ET.SubElement(backing, "source", type="memfd")
         ET.SubElement(backing, "access", mode="shared")
-    os_element = ET.SubElement(domain, "os")
-    ET.SubElement(os_element, "type", arch="x86_64", machine=vm.machine).text = "hvm"
-    if vm.kernel:
-        ET.SubElement(os_element, "kernel").text = vm.kernel
-        ET.SubElement(os_element, "initrd").text = vm.initrd
-        ET.SubElement(os_element, "cmdline").text = vm.cmdline
-    else:
-        ET.SubElement(os_element, "boot", dev="hd")
-    features = ET.SubElement(domain, "features")
-    ET.SubElement(features, "acpi")
-    ET.SubElement(domain, "cpu", mode=vm.cpu_mode)
-    ET.SubElement(domain, "on_poweroff").text = "destroy"
-    ET.SubElement(domain, "on_crash").text = "destroy"
-    devices = ET.SubElement(domain, "devices")
+
+
+def _disks(devices: ET.Element, vm: VmDefinition) -> None:
     if vm.disk_image:
         disk = ET.SubElement(devices, "disk", type="file", device="disk")
         ET.SubElement(disk, "driver", name="qemu",
@@ -96,13 +129,6 @@ def render(vm: VmDefinition) -> str:
         ET.SubElement(cdrom, "target", dev="sda" if sata else "hdc", bus="sata" if sata
                       else "ide")
         ET.SubElement(cdrom, "readonly")
-    for nic in vm.nics:
-        _nic(devices, nic)
-    for kind in ("serial", "console"):
-        element = ET.SubElement(devices, kind, type="file")
-        ET.SubElement(element, "source", path=vm.console_log)
-    ET.SubElement(devices, "memballoon", model="none")
-    return ET.tostring(domain, encoding="unicode")
 
 
 def _nic(devices: ET.Element, nic: Nic) -> None:
@@ -113,7 +139,10 @@ def _nic(devices: ET.Element, nic: Nic) -> None:
         interface = ET.SubElement(devices, "interface", type="ethernet")
         ET.SubElement(interface, "target", dev=nic.tap, managed="no")
     ET.SubElement(interface, "mac", address=nic.mac)
-    ET.SubElement(interface, "model", type="virtio")
+    ET.SubElement(interface, "model", type="virtio-non-transitional" if nic.iommu
+                  else "virtio")
+    if nic.iommu:
+        ET.SubElement(interface, "driver", iommu="on")
     if nic.pci:
         domain, bus, rest = nic.pci.split(":")
         slot, function = rest.split(".")

@@ -3,8 +3,10 @@
 Nothing is downloaded beyond Debian's cloud kernel package: the initramfs is
 made of this host's own files (busybox-static for the shell and tools, sshd
 and its sftp server, util-linux's setsid, python3 for the DPDK telemetry client,
-dpdk-testpmd with the PMDs a guest needs) and the kernel's virtio modules. It
-boots in seconds under TCG; each VM gets its SSH key, its management address
+dpdk-testpmd with the PMDs a guest needs) and the kernel's modules for virtio NICs
+and for the drivers DPDK takes a NIC with (uio_pci_generic; vfio-pci, behind a
+virtual IOMMU), all loaded at boot: nsb binds a data NIC to one of them for a
+run. It boots in seconds under TCG; each VM gets its SSH key, its management address
 and its NIC names on the kernel command line and in a small cpio appended to
 the initramfs (``vm_initrd``). Built once per set of inputs and kept in the
 cache directory (NSB_GUEST_CACHE, default /var/cache/nsb/guest).
@@ -28,10 +30,13 @@ from nsb.errors import PrerequisiteError
 
 LOG = logging.getLogger(__name__)
 
-RECIPE_VERSION = "6"
+RECIPE_VERSION = "7"
 CACHE = Path(os.environ.get("NSB_GUEST_CACHE", "/var/cache/nsb/guest"))
 KERNEL_META_PACKAGE = "linux-image-cloud-amd64"
-MODULES = ("virtio_net", "virtio_pci")  # and what they depend on (modules.dep)
+# loaded at boot in this order, each after what it depends on (modules.dep); one built
+# into the kernel (modules.builtin) is skipped. vfio_iommu_type1 is no symbol dependency
+# of vfio-pci, but vfio needs it to give DPDK an IOMMU container
+MODULES = ("virtio_net", "virtio_pci", "uio_pci_generic", "vfio_iommu_type1", "vfio-pci")
 # dash is the login and command shell: busybox's sh runs its own applets before
 # PATH, and its setsid lacks the -w and -f the SSH executor uses
 BINARIES = ("/bin/busybox", "/bin/dash", "/usr/sbin/sshd", "/usr/lib/openssh/sftp-server",
@@ -270,22 +275,28 @@ def _copy_python(root: Path) -> None:
     shutil.copytree(PYTHON_LIB, root / PYTHON_LIB.lstrip("/"), ignore=skipped, symlinks=False)
 
 
-def _module_closure(modules_dir: Path) -> list[str]:
-    """The modules to load, dependencies first (paths relative to ``modules_dir``)."""
+def _module_closure(modules_dir: Path, wanted: tuple[str, ...] = MODULES) -> list[str]:
+    """The modules to load, dependencies first (paths relative to ``modules_dir``); a
+    module built into the kernel is not loaded."""
     deps = {}
     for line in (modules_dir / "modules.dep").read_text().splitlines():
         module, _, needs = line.partition(":")
         deps[Path(module).name.removesuffix(".ko")] = (module, needs.split())
+    listed = modules_dir / "modules.builtin"
+    builtin = {Path(line).name.removesuffix(".ko") for line in
+               (listed.read_text().splitlines() if listed.is_file() else [])}
     ordered: list[str] = []
 
     def visit(name: str) -> None:
+        if name not in deps and name in builtin:
+            return
         module, needs = deps[name]
         for need in needs:
             visit(Path(need).name.removesuffix(".ko"))
         if module not in ordered:
             ordered.append(module)
 
-    for name in MODULES:
+    for name in wanted:
         visit(name)
     return ordered
 

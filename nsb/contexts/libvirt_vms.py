@@ -2,9 +2,11 @@
 
 Each VM boots nsb's guest image (kernel + initramfs, see guest_image) or a disk
 image, with a management NIC on a host bridge that has the VM's SSH address,
-and one NIC per data interface on a bridge per link. A link from a VM to a
-node of a netns context (the generator, say) is a bridge here with a veth into
-that node's namespace, named and addressed as the task says. Once the VM
+and one NIC per data interface on a bridge per link: a PCI device nsb binds to
+a DPDK driver for a run, or a kernel interface (``nic_driver``, guest_nics). A
+link from a VM to a node of a netns context (the generator, say) is a bridge
+here with a veth into that node's namespace, named and addressed as the task
+says. Once the VM
 answers SSH it is a node like any other, reached through the SSH executor.
 Teardown destroys and undefines every domain it defined and removes its
 bridges, veths and files, also after errors and signals.
@@ -13,6 +15,7 @@ bridges, veths and files, also after errors and signals.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -22,7 +25,15 @@ import time
 import zlib
 from pathlib import Path
 
-from nsb.contexts import cloud_seed, domain_xml, guest_image, libvirt_host, topology
+from nsb.contexts import (
+    cloud_seed,
+    domain_xml,
+    guest_image,
+    guest_nics,
+    libvirt_host,
+    libvirt_schema,
+    topology,
+)
 from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Endpoint, Link, Node, SshAccess, vhost_dir, vhost_socket
 from nsb.contexts.combined import CrossLinking
@@ -37,57 +48,21 @@ LOG = logging.getLogger(__name__)
 
 MGMT_NET = "10.254"  # 10.254.<n>.0/24 per run, the host is .1, VMs from .10
 
-_VM = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["interfaces"],
-    "properties": {
-        "role": {"type": "string"},
-        "vcpus": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1},
-        "ram_mb": {"type": "integer", "minimum": 256, "default": 1024},
-        "cpu_pinning": {"type": "array", "items": {"type": "integer", "minimum": 0}},
-        "emulator_cpus": {"type": "string"},
-        "hugepages": {"type": "boolean", "default": False},
-        "guest_hugepages": {"type": "integer", "minimum": 0, "default": 0},
-        "domain_type": {"enum": ["qemu", "kvm"], "default": "qemu"},
-        "machine": {"type": "string", "default": "pc"},
-        "cpu_mode": {"enum": ["maximum", "host-passthrough", "host-model"],
-                     "default": "maximum"},
-        "image": {"type": "string", "description": "a disk image instead of nsb's guest"},
-        "interfaces": topology.NODES_SCHEMA["additionalProperties"]["properties"]["interfaces"],
-    },
-}
-
-
 class LibvirtContext(Context, CrossLinking):
     """VMs on this machine's libvirt, linked to each other and to netns nodes."""
 
-    OPTIONS_SCHEMA = {
-        "type": "object",
-        "required": ["vms"],
-        "additionalProperties": False,
-        "properties": {
-            "name": {"type": "string"},
-            "uri": {"type": "string", "default": libvirt_host.DEFAULT_URI},
-            "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
-            # host programs (a PROX build, say) put into nsb's guest with their libraries
-            "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
-                               "default": []},
-            # a VM with vhost-user NICs starts once its switch connected
-            "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
-            "vms": {"type": "object", "minProperties": 1,
-                    "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
-                    "additionalProperties": _VM},
-            "links": topology.LINKS_SCHEMA,
-        },
-    }
+    OPTIONS_SCHEMA = libvirt_schema.OPTIONS
 
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
-        self.vms = {name: {**_defaults(), **raw} for name, raw in options["vms"].items()}
+        self.vms = {name: {**libvirt_schema.defaults(), **raw}
+                    for name, raw in options["vms"].items()}
         self.nodes = topology.build_nodes({name: {"role": vm.get("role", "Sut"),
                                                   "interfaces": vm["interfaces"]}
                                            for name, vm in self.vms.items()})
+        self.guest_pci = {Endpoint(name, iface): pci for name, vm in self.vms.items()
+                          for iface, pci in guest_nics.lay_out(
+                              name, vm, self.nodes[name].interfaces, spec.where).items()}
         self.tag = short_tag(run.task_id)
         self.work_dir = Path(f"/tmp/nsb-{run.task_id}/libvirt")
         self._mgmt_subnet = f"{MGMT_NET}.{zlib.crc32(self.tag.encode()) % 250 + 1}"
@@ -126,7 +101,8 @@ class LibvirtContext(Context, CrossLinking):
         for node in self.nodes.values():  # the switch port keeps vhostuser (build_links)
             for iface in node.interfaces.values():
                 if iface.is_vhostuser:  # in the guest it is a virtio NIC like any other
-                    iface.kind, iface.driver = "virtio", "virtio_net"
+                    iface.kind = "virtio"
+                    iface.driver = iface.driver or "virtio_net"
         return links
 
     # --- deploy ----------------------------------------------------------------------
@@ -151,8 +127,11 @@ class LibvirtContext(Context, CrossLinking):
             vm = self.vms[node.name]
             node_nics = [domain_xml.Nic(_mgmt_mac(self.tag, node.name), self.wires.tap(mgmt))]
             for iface in node.interfaces.values():  # an interface without a link: a lone bridge
-                node_nics.append(nics.get(Endpoint(node.name, iface.name)) or domain_xml.Nic(
-                    iface.mac, self.wires.tap(self.wires.bridge(f"u{len(self.wires.bridges)}"))))
+                nic = nics.get(Endpoint(node.name, iface.name)) or domain_xml.Nic(
+                    iface.mac, self.wires.tap(self.wires.bridge(f"u{len(self.wires.bridges)}")))
+                node_nics.append(dataclasses.replace(
+                    nic, pci=self.guest_pci.get(Endpoint(node.name, iface.name), ""),
+                    iommu=guest_nics.needs_viommu(vm["nic_driver"])))
             definition = self._definition(node, vm, image, key, node_nics)
             LOG.info("VM %s: defining %s (%d vCPU, %d MiB, %s)", node.name, definition.name,
                      vm["vcpus"], vm["ram_mb"], vm["domain_type"])
@@ -192,6 +171,7 @@ class LibvirtContext(Context, CrossLinking):
         for node in nodes:
             if self.vms[node.name].get("image"):
                 _data_nics_up(node)
+            guest_nics.read_back(node)
 
     def _reserve_hugepages(self) -> None:
         """The 2 MB pages of the VMs with ``hugepages``, added to this host's pool while
@@ -218,6 +198,7 @@ class LibvirtContext(Context, CrossLinking):
                   "ram_mb": vm["ram_mb"], "console_log": str(self.console_log(node.name)),
                   "nics": tuple(nics), "domain_type": vm["domain_type"],
                   "machine": vm["machine"], "cpu_mode": vm["cpu_mode"],
+                  "viommu": guest_nics.needs_viommu(vm["nic_driver"]),
                   "cpu_pinning": tuple(vm.get("cpu_pinning", ())),
                   "emulator_cpus": vm.get("emulator_cpus", ""), "hugepages": vm["hugepages"]}
         if vm.get("image"):  # an overlay of it, configured by a cloud-init seed
@@ -349,7 +330,8 @@ class LibvirtContext(Context, CrossLinking):
         described = super().describe()
         described["vms"] = {name: {key: vm[key] for key in (
             "vcpus", "ram_mb", "cpu_pinning", "emulator_cpus", "hugepages", "domain_type",
-            "machine", "cpu_mode", "image") if vm.get(key) not in (None, "", [])}
+            "machine", "cpu_mode", "image", "nic_driver")
+            if vm.get(key) not in (None, "", [])}
             for name, vm in self.vms.items()}
         for name, vm in described["vms"].items():
             if "image" in vm:
@@ -359,6 +341,8 @@ class LibvirtContext(Context, CrossLinking):
             vm["domain"] = self.domain_name(name)
             vm["nics"] = {iface: self._nic_text(Endpoint(name, iface))
                           for iface in self.nodes[name].interfaces}
+            vm["guest_nics"] = {iface.name: guest_nics.describe(iface, vm["nic_driver"])
+                                for iface in self.nodes[name].interfaces.values()}
         return described
 
     def _nic_text(self, end: Endpoint) -> str:
@@ -379,11 +363,6 @@ def _data_nics_up(node: Node) -> None:
     for name in node.interfaces:
         node.executor.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{name}.disable_ipv6=1"])
         node.executor.run(["ip", "link", "set", name, "up"])
-
-
-def _defaults() -> dict:
-    return {key: value["default"] for key, value in _VM["properties"].items()
-            if "default" in value}
 
 
 def _mgmt_mac(tag: str, vm: str) -> str:

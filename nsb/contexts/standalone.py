@@ -17,11 +17,10 @@ uses the VMs already listed in the host file, over SSH.
 from __future__ import annotations
 
 import functools
-import ipaddress
 import logging
 from pathlib import Path
 
-from nsb.contexts import base, guest_image, standalone_ovs, standalone_schema, topology
+from nsb.contexts import base, guest_image, guest_nics, standalone_ovs, standalone_schema, topology
 from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Endpoint, Interface, Link, Node, SshAccess
 from nsb.contexts.combined import CrossLinking
@@ -35,6 +34,7 @@ from nsb.vnfs import ovs_daemons
 LOG = logging.getLogger(__name__)
 
 DPDK_DRIVERS = ("vfio-pci", "igb_uio", "uio_pci_generic")
+
 
 class StandaloneContext(Context, CrossLinking):
     """VMs on a libvirt host reached over SSH (NSB's standalone contexts)."""
@@ -64,7 +64,7 @@ class StandaloneContext(Context, CrossLinking):
         self.vcpus = self.topology["cores"] * self.topology["threads"]
         self.flavor = flavor
         for name, network in options["networks"].items():
-            _network_address(network["cidr"], where, ("networks", name, "cidr"))
+            standalone_schema.network_address(network["cidr"], where, ("networks", name, "cidr"))
         self.guest_pci: dict[Endpoint, str] = {}  # NSB's vpci of each VM NIC
         if options["vm_deploy"]:
             self.nodes = {name: self._vm_node(index, name, server)
@@ -93,12 +93,13 @@ class StandaloneContext(Context, CrossLinking):
             interfaces[port] = Interface(
                 name=port, mac=entry["local_mac"], dpdk_port=entry["dpdk_port_num"],
                 ip=f"{entry['local_ip']}/{entry['prefixlen']}",
-                # nsb's guest: kernel NICs (named by MAC), no PCI device to bind
+                # nic_driver kernel: nsb's guest's kernel NICs (named by MAC), no PCI device
                 pci="" if kernel else entry["vpci"],
                 driver="virtio_net" if kernel else entry["driver"],
+                dpdk_driver="" if kernel else self.guest_dpdk_driver(),
                 kind="virtio" if kernel else "veth")
-        mgmt = _network_address(ports["mgmt"]["cidr"], where,
-                                ("servers", name, "network_ports", "mgmt", "cidr"))
+        mgmt = standalone_schema.network_address(
+            ports["mgmt"]["cidr"], where, ("servers", name, "network_ports", "mgmt", "cidr"))
         ssh = SshAccess(host=str(mgmt.ip), user=self.flavor.get("user", "root"),
                         password=self.flavor.get("password"),
                         key_filename=self.flavor.get("key_filename"))
@@ -106,8 +107,13 @@ class StandaloneContext(Context, CrossLinking):
                     pod={**raw, "user": ssh.user})
 
     def guest_has_kernel_nics(self) -> bool:
-        """The VMs boot nsb's guest, whose NICs stay kernel interfaces."""
+        """The VMs boot nsb's guest with nic_driver kernel: their NICs stay kernel
+        interfaces (DPDK programs use af_packet on them)."""
         return False
+
+    def guest_dpdk_driver(self) -> str:
+        """The driver nsb binds the VMs' PCI NICs to for a run ('' = not nsb's to bind)."""
+        return ""
 
     def link_across(self, others: dict) -> None:
         self._foreign = dict(others)
@@ -117,7 +123,8 @@ class StandaloneContext(Context, CrossLinking):
             for vm_end, far_end in ((link.a, link.b), (link.b, link.a)):
                 far = nodes[far_end.node].interfaces[far_end.interface]
                 if vm_end.node in self.nodes and far_end.node not in self.nodes and not far.ip:
-                    far.ip = _gateway(self.network_of(vm_end.node, vm_end.interface)[1])
+                    network = self.network_of(vm_end.node, vm_end.interface)[1]
+                    far.ip = standalone_schema.gateway(network)
         self.connect_peers(nodes)
 
     # --- the plan --------------------------------------------------------------------------
@@ -239,7 +246,13 @@ class StandaloneOvsDpdk(StandaloneContext):
     MEMORY = "shared (memfd): OVS-DPDK reads and writes it through vhost-user"
 
     def guest_has_kernel_nics(self) -> bool:
-        return not self.flavor.get("images")
+        return not self.flavor.get("images") and not guest_nics.is_dpdk(
+            self.options["nic_driver"])
+
+    def guest_dpdk_driver(self) -> str:
+        """nic_driver (guest_nics): nsb's guest runs DPDK's virtio PMD on its NICs."""
+        driver = self.options["nic_driver"]
+        return driver if guest_nics.is_dpdk(driver) else ""
 
     def work_dir(self) -> str:
         """The run's directory on the host (OVS, sockets, the guest's files)."""
@@ -270,7 +283,7 @@ class StandaloneOvsDpdk(StandaloneContext):
         return {"network": name, "type": "vhostuser (QEMU serves the socket, OVS connects)",
                 "socket": socket, "ovs_port": port, "phy_port": network["phy_port"],
                 "guest_pci": self.guest_pci[Endpoint(vm, iface.name)], "mac": iface.mac,
-                "ip": iface.ip}
+                "ip": iface.ip, "in_guest": guest_nics.describe(iface, self.options["nic_driver"])}
 
     def host_problems(self, executor) -> list[str]:
         problems = super().host_problems(executor)
@@ -376,21 +389,3 @@ class StandaloneSriov(StandaloneContext):
             problems.append("no IOMMU groups (/sys/kernel/iommu_groups is empty): VFs cannot be "
                             "passed to a VM (intel_iommu=on iommu=pt on the kernel command line)")
         return problems
-
-
-def _network_address(cidr: str, where, at: tuple):
-    try:
-        return ipaddress.ip_interface(cidr)
-    except ValueError:
-        raise where.error(f"{cidr!r} is not an address with a prefix length (e.g. "
-                          "152.16.100.10/24)", *at) from None
-
-
-def _gateway(network: dict) -> str:
-    """The address of a VM network's far end: its gateway_ip, else the subnet's first
-    address that is not the VM's."""
-    vm = ipaddress.ip_interface(network["cidr"])
-    if network.get("gateway_ip"):
-        return f"{network['gateway_ip']}/{vm.network.prefixlen}"
-    first = next(ip for ip in vm.network.hosts() if ip != vm.ip)
-    return f"{first}/{vm.network.prefixlen}"

@@ -1,9 +1,12 @@
 """The options of NSB's standalone contexts: NSB's keys (host file, vm_deploy, flavor,
-servers, networks, ovs_properties) and the few nsb adds to run them in a lab."""
+servers, networks, ovs_properties) and the few nsb adds to run them in a lab; the
+addresses a network's options give."""
 
 from __future__ import annotations
 
-from nsb.contexts import topology
+import ipaddress
+
+from nsb.contexts import guest_nics, topology
 
 _PCI = "^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$"
 _NETWORK = {
@@ -85,8 +88,31 @@ OPTIONS = {
         "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 180},
         "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
         "guest_hugepages": {"type": "integer", "minimum": 0, "default": 0},
+        # how nsb's guest has its NICs (guest_nics); vfio-pci's virtual IOMMU is not
+        # for vhost-user NICs
+        "nic_driver": {"enum": [guest_nics.DEFAULT, guest_nics.KERNEL],
+                       "default": guest_nics.DEFAULT},
         "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
                            "default": []},
     },
 }
 OVS_DPDK_OPTIONS = {**OPTIONS, "properties": {**OPTIONS["properties"], "ovs_properties": _OVS}}
+
+
+def network_address(cidr: str, where, at: tuple):
+    """``cidr`` (an option at ``at``) as an address with its network."""
+    try:
+        return ipaddress.ip_interface(cidr)
+    except ValueError:
+        raise where.error(f"{cidr!r} is not an address with a prefix length (e.g. "
+                          "152.16.100.10/24)", *at) from None
+
+
+def gateway(network: dict) -> str:
+    """The address of a VM network's far end: its gateway_ip, else the subnet's first
+    address that is not the VM's."""
+    vm = ipaddress.ip_interface(network["cidr"])
+    if network.get("gateway_ip"):
+        return f"{network['gateway_ip']}/{vm.network.prefixlen}"
+    first = next(ip for ip in vm.network.hosts() if ip != vm.ip)
+    return f"{first}/{vm.network.prefixlen}"

@@ -1,0 +1,143 @@
+"""A hardware-like pod for functional tests: two VMs, a traffic generator ``tg`` and a
+system under test ``sut``, whose data NICs are PCI devices a DPDK driver takes, as a
+lab's servers would have them.
+
+The libvirt context boots them under TCG (nsb's guest image): each has two data
+NICs, virtio-net PCI devices at fixed guest PCI addresses, cabled tg:xe0-sut:xe0
+and tg:xe1-sut:xe1 by host bridges, and is reached over SSH with a key of the pod.
+The TG also carries PROX (``prox_lab.PROX``) beside the guest's dpdk-testpmd. An NSB
+pod file names them (name, role, ip, user, key_filename, and per interface vpci,
+driver, dpdk_driver, local_mac, local_ip, netmask, dpdk_port_num, peer); the NICs
+are on virtio-pci, for whoever uses the pod to bind them to ``dpdk_driver``.
+
+    with hw_pod("vfio-pci") as pod_file:   # or "uio_pci_generic" (the default)
+        tg = pod_nodes(pod_file)["tg"]
+        ssh(tg, "cat /sys/bus/pci/devices/0000:00:10.0/uevent")
+
+``uio_pci_generic`` boots machine pc; ``vfio-pci`` boots q35 with a virtual Intel
+IOMMU (NICs with iommu_platform=on, intel_iommu=on in the guest). On exit the
+domains, bridges, taps, keys, files and any hugepages are gone, also after an error;
+a killed test's pod is removed by the next ``nsb task start`` (the pod is registered
+as a run). libvirtd is started for the pod if it does not run (vm_lab).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from nsb import leftovers, plugins
+from nsb.contexts.libvirt_vms import LibvirtContext
+from nsb.runinfo import RunInfo, new_task_id
+from nsb.task.documents import Where
+from nsb.task.model import PluginSpec, Task
+from nsb.task.yaml_lines import LocatedDocument
+from tests.functional.prox_lab import PROX
+from tests.functional.vm_lab import libvirtd
+
+ROLES = {"tg": "TrafficGen", "sut": "VNF"}
+DRIVERS = ("uio_pci_generic", "vfio-pci")
+
+
+class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
+    """The pod as a context manager: ``with hw_pod(driver) as pod_file``. While it is
+    up, ``task_id`` (in its domains' names, ``nsb-<task_id>-tg``) and ``context``
+    (the LibvirtContext) are there too."""
+
+    def __init__(self, driver: str = "uio_pci_generic", results_dir: Path | None = None, *,
+                 vcpus: int = 2, ram_mb: int = 1024, guest_hugepages: int = 128,
+                 boot_timeout_s: float = 240):
+        if driver not in DRIVERS:
+            raise ValueError(f"driver {driver!r}: one of {', '.join(DRIVERS)}")
+        self.driver = driver
+        self.task_id = new_task_id(lambda _: False)
+        self._own_dir = results_dir is None  # a directory of its own, removed at exit
+        # named after the pod: the next run removes it too if the test is killed
+        self.results_dir = Path(results_dir or f"/tmp/nsb-{self.task_id}-hwpod")
+        vm = {"vcpus": vcpus, "ram_mb": ram_mb, "guest_hugepages": guest_hugepages,
+              "nic_driver": driver, "interfaces": {"xe0": {}, "xe1": {}}}
+        self.options = {"boot_timeout_s": boot_timeout_s, "guest_binaries": [str(PROX)],
+                        "vms": {name: {**vm, "role": role} for name, role in ROLES.items()},
+                        "links": [["tg:xe0", "sut:xe0"], ["tg:xe1", "sut:xe1"]]}
+        self.context: LibvirtContext | None = None
+        self._stack = contextlib.ExitStack()
+
+    @property
+    def pod_file(self) -> Path:
+        return self.results_dir / "pod.yaml"
+
+    def __enter__(self) -> Path:
+        try:
+            self._stack.enter_context(libvirtd())
+            self.results_dir.mkdir(parents=True, exist_ok=True)
+            self._stack.enter_context(leftovers.registered(
+                self.task_id, self.results_dir, str(Path(__file__))))
+            self._stack.callback(self._remove_files)
+            self.context = _context(self.options, self.task_id, self.results_dir)
+            self._stack.callback(self.context.undeploy)
+            self.context.link_across({})
+            self.context.deploy()
+            self.pod_file.write_text(yaml.safe_dump(pod(self.context), sort_keys=False))
+        except BaseException:
+            self._stack.close()
+            raise
+        return self.pod_file
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def _remove_files(self) -> None:
+        self.pod_file.unlink(missing_ok=True)
+        if self._own_dir:
+            shutil.rmtree(self.results_dir, ignore_errors=True)
+
+
+def _context(options: dict, task_id: str, results_dir: Path) -> LibvirtContext:
+    """A libvirt context with ``options``, as a task would have it."""
+    where = Where(LocatedDocument(options, "hw_pod"), ())
+    spec = PluginSpec("libvirt", options, where)
+    task = Task(file=Path(__file__), context=spec, scenarios=(), outputs=())
+    run = RunInfo(task_id=task_id, task=task, results_dir=results_dir)
+    return LibvirtContext(spec, plugins.check_options(LibvirtContext, spec), run)
+
+
+def pod(context: LibvirtContext) -> dict:
+    """The context's VMs as an NSB pod (their NICs on the guest's virtio-pci driver,
+    ``dpdk_driver`` the one to bind them to)."""
+    nodes = []
+    for node in context.nodes.values():
+        interfaces = {}
+        for port, (name, iface) in enumerate(node.interfaces.items()):
+            address = ipaddress.ip_interface(iface.ip)
+            interfaces[name] = {
+                "vpci": iface.pci, "driver": iface.driver, "dpdk_driver": iface.dpdk_driver,
+                "local_mac": iface.mac, "local_ip": str(address.ip),
+                "netmask": str(address.netmask), "dpdk_port_num": port,
+                "peer": str(iface.peer)}
+        nodes.append({"name": node.name, "role": node.role, "ip": node.ssh.host,
+                      "user": node.ssh.user, "key_filename": node.ssh.key_filename,
+                      "interfaces": interfaces})
+    return {"nodes": nodes}
+
+
+def pod_nodes(pod_file: Path) -> dict[str, dict]:
+    """The pod's nodes by name, as written."""
+    return {node["name"]: node for node in yaml.safe_load(pod_file.read_text())["nodes"]}
+
+
+def ssh(node: dict, command: str, timeout: float = 120,
+        check: bool = True) -> subprocess.CompletedProcess:
+    """``command`` (a shell line) on a pod node, as root with the pod's key."""
+    argv = ["ssh", "-i", node["key_filename"], "-o", "StrictHostKeyChecking=no",
+            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "BatchMode=yes",
+            "-o", "ConnectTimeout=20", f"{node['user']}@{node['ip']}", command]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{node['name']}: {command!r} exited {done.returncode}:\n"
+                             f"{done.stdout}{done.stderr}")
+    return done
