@@ -11,7 +11,7 @@ DEMO_ARGS ?= {"duration_s": 2}
 # copy beside the checkout that tests use; empty when none (the demo then uses trafgen)
 TREX_PATH ?= $(firstword $(NSB_TREX_PATH) $(wildcard /opt/nsb_bin/trex/scripts) $(abspath $(wildcard ../shared/tools/trex)))
 
-.PHONY: all deps trex-runtime venv test unit functional lint demo genconfig bench guest-image clean
+.PHONY: all deps trex-runtime venv test test-slow unit functional lint demo genconfig bench guest-image clean
 
 all: test
 
@@ -59,7 +59,11 @@ functional: deps trex-runtime venv
 	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -q tests/functional
 
 test: deps trex-runtime venv lint
-	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs tests
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs -m "not slow" tests
+
+# the hardware-like pod's long variants (vfio-pci behind a virtual IOMMU, ...)
+test-slow: deps trex-runtime venv
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs -m slow tests
 
 demo: deps trex-runtime venv
 	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/nsb task start samples/tc_testpmd_netns_rfc2544.yaml --task-args '$(DEMO_ARGS)'
