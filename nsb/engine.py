@@ -32,7 +32,7 @@ from nsb.nodes import platform
 from nsb.nodes.nfvi import NfviSampler, Watched
 from nsb.nodes.nic_binding import NicBinder
 from nsb.outputs.base import Output
-from nsb.run_nodes import bind_nics, give_back_leftovers, preflight
+from nsb.run_nodes import bind_nics, preflight, sign_in, sign_off
 from nsb.runinfo import RunInfo
 from nsb.runners.base import Runner
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
@@ -192,18 +192,20 @@ def execute(plan: Plan, listeners: Iterable[Callable[[Event], None]] = ()) -> No
             with _torn_down(plan.context):
                 LOG.info("deploying %s context", plan.context.spec.type)
                 plan.context.deploy()
-                give_back_leftovers(plan.context.nodes.values())
-                facts: dict[str, dict] = {}
-                _collect_facts(plan, bus, facts)
-                vnfs = [vnf for scenario in plan.scenarios for vnf in _vnfs(scenario)]
-                preflight(vnfs, facts)
+                nodes = list(plan.context.nodes.values())
+                sign_in(nodes, run.task_id)
                 binder = NicBinder(run.task_id)
                 try:
+                    facts: dict[str, dict] = {}
+                    _collect_facts(plan, bus, facts)
+                    vnfs = [vnf for scenario in plan.scenarios for vnf in _vnfs(scenario)]
+                    preflight(vnfs, facts)
                     bind_nics(vnfs, binder)
                     for scenario in plan.scenarios:
                         _run_scenario(scenario, plan, bus, facts, binder)
                 finally:
                     binder.give_back()
+                    sign_off(nodes, run.task_id)
         except Interrupted as exc:
             status, message = TaskStatus.INTERRUPTED, str(exc)
             raise

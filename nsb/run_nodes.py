@@ -4,6 +4,7 @@ DPDK driver, and what killed runs left on the nodes given back first."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from nsb import leftovers
@@ -13,6 +14,8 @@ from nsb.nodes import preflight as node_checks
 from nsb.nodes.nic_binding import NicBinder
 from nsb.nodes.node import Node
 from nsb.vnfs.base import Vnf
+
+LOG = logging.getLogger(__name__)
 
 
 def preflight(vnfs: list[Vnf], facts: dict[str, dict]) -> None:
@@ -53,8 +56,21 @@ def bind_nics(vnfs: list[Vnf], binder: NicBinder) -> None:
         binder.bind(node, nics)
 
 
-def give_back_leftovers(nodes: Iterable[Node]) -> None:
-    """NICs and hugepages that killed runs of this controller left on the nodes."""
+def sign_in(nodes: Iterable[Node], task_id: str) -> None:
+    """What killed runs of this controller left on the nodes given back (processes,
+    DPDK files, NICs, hugepages); then this run written down on each, for the next run
+    to clean up after it should it be killed."""
     for node in nodes:
         if getattr(node, "executor", None) is not None:
             node_leftovers.give_back(node.executor, leftovers.run_alive)
+            node_leftovers.sign_in(node.executor, task_id)
+
+
+def sign_off(nodes: Iterable[Node], task_id: str) -> None:
+    """The run ended cleanly on the nodes: its record goes."""
+    for node in nodes:
+        if getattr(node, "executor", None) is not None:
+            try:
+                node_leftovers.sign_off(node.executor, task_id)
+            except Exception as exc:  # noqa: BLE001 - the next run cleans up after it
+                LOG.warning("%s: could not sign off: %s", node.name, exc)

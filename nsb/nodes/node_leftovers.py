@@ -1,9 +1,10 @@
 """What killed runs left on a node (a pod's server, a VM, this machine), given back.
 
 The node's ledger (``node_ledger``) names the run that made each change; a run of
-this controller that is no longer alive gets its NICs put back on their drivers
-and its hugepages taken out of the pool again. Records of another controller are
-left to it.
+this controller that is no longer alive gets its processes stopped (the ones nsb
+starts over SSH run detached and outlive it), its DPDK runtime dirs, hugepage
+files and work dirs removed, its NICs put back on their drivers and its hugepages
+taken out of the pool again. Records of another controller are left to it.
 """
 
 from __future__ import annotations
@@ -17,15 +18,42 @@ from nsb.nodes import hugepage_pool, nic_binding, node_ledger
 LOG = logging.getLogger(__name__)
 
 
+# everything nsb names after a run: DPDK file prefixes and work dirs (nsb-<task_id>-...),
+# the SSH executor's run dir (through /proc: a guest's busybox may have no pkill)
+_STOP_RUN = r'''id=$1
+for d in /proc/[0-9]*; do pid=${d#/proc/}
+  [ "$pid" = "$$" ] && continue
+  case "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" in *nsb-$id*) kill -9 "$pid" 2>/dev/null;; esac
+done; sleep 0.5
+rm -rf /var/run/dpdk/nsb-$id-* /dev/hugepages/nsb-$id-* /mnt/huge/nsb-$id-* \
+  /tmp/nsb-$id /tmp/nsb-$id-*'''
+
+
+def sign_in(executor: Executor, task_id: str) -> None:
+    """Write down that run ``task_id`` works on the node (``sign_off`` when it ends)."""
+    node_ledger.write(executor, _run_record(task_id))
+
+
+def sign_off(executor: Executor, task_id: str) -> None:
+    node_ledger.remove(executor, _run_record(task_id))
+
+
+def _run_record(task_id: str) -> node_ledger.Record:
+    return node_ledger.Record(task_id, "run", "nsb", "-", node_ledger.controller())
+
+
 def give_back(executor: Executor, alive: Callable[[str], bool]) -> list[str]:
     """Undo what dead runs of this controller left; one item per change undone."""
     done = []
-    for record in node_ledger.read_all(executor):
-        if alive(record.task_id):
-            continue
-        if record.controller and record.controller != node_ledger.controller():
-            continue
-        if record.kind == "nic":
+    records = [r for r in node_ledger.read_all(executor) if not alive(r.task_id)
+               and (not r.controller or r.controller == node_ledger.controller())]
+    for task_id in sorted({r.task_id for r in records}):  # its processes first
+        executor.run(["sh", "-c", _STOP_RUN, "sh", task_id], check=False, timeout=60)
+    for record in sorted(records, key=lambda r: r.kind == "run"):
+        if record.kind == "run":
+            node_ledger.remove(executor, record)
+            done.append(f"what run {record.task_id} started")
+        elif record.kind == "nic":
             nic_binding.give_back(executor, record)
             done.append(f"NIC {record.key} back on {record.value}")
         elif record.kind == "hugepages":

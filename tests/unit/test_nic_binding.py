@@ -4,7 +4,9 @@ when this one was killed. Real binding is exercised on the hardware-like pod
 (tests/functional/test_hw_pod_nsb.py); here the sysfs answers are scripted."""
 
 import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +169,25 @@ def test_the_readme_pod_lets_nsb_bind_every_nic(tmp_path):
     sut = load_pod(pod)["sut"]
     assert {i.name: (i.pci, i.dpdk_driver) for i in sut.interfaces.values()} == {
         "xe0": ("0000:af:00.0", "auto"), "xe1": ("0000:af:00.1", "auto")}
+
+
+def test_a_dead_runs_processes_and_files_go_first(ledger, tmp_path):
+    """A run signs in on each node; killed, it leaves its record, and the next run stops
+    what is named after it there (processes, DPDK runtime dirs, work dirs)."""
+    executor = ShellExecutor()
+    dead_id = "261126-000000-dead01"
+    node_leftovers.sign_in(executor, dead_id)
+    node_leftovers.sign_in(executor, "261126-000000-a11ve1")
+    work = Path(f"/tmp/nsb-{dead_id}")
+    work.mkdir()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(work)])
+    try:
+        done = node_leftovers.give_back(executor, lambda task: task != dead_id)
+        assert sleeper.wait(10) == -9
+    finally:
+        sleeper.kill()
+    assert done == [f"what run {dead_id} started"]
+    assert not work.exists()
+    assert [r.task_id for r in node_ledger.read_all(executor)] == ["261126-000000-a11ve1"]
+    node_leftovers.sign_off(executor, "261126-000000-a11ve1")
+    assert node_ledger.read_all(executor) == []
