@@ -29,7 +29,7 @@ from nsb.errors import PrerequisiteError
 from nsb.nodes.node import stable_mac
 from nsb.task.pod_file import load_pod
 from nsb.task.standalone_file import host_file, server_pod
-from nsb.vnfs import ovs_daemons
+from nsb.vnfs.ovs import daemons as ovs_daemons
 
 LOG = logging.getLogger(__name__)
 

@@ -30,7 +30,9 @@ from nsb.contexts.base import Endpoint, Node
 from nsb.contexts.host_wires import HostWires
 from nsb.errors import PrerequisiteError, RunError
 from nsb.runinfo import short_tag
-from nsb.vnfs import dpdk_telemetry, hugepages, ovs_daemons
+from nsb.vnfs import hugepages
+from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
+from nsb.vnfs.ovs import daemons as ovs_daemons
 
 LOG = logging.getLogger(__name__)
 

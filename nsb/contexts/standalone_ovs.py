@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from nsb.contexts.base import Endpoint
 from nsb.runinfo import short_tag
-from nsb.vnfs import ovs_daemons
+from nsb.vnfs.ovs import daemons as ovs_daemons
 
 PCI = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 

@@ -16,7 +16,7 @@ import pytest
 
 from nsb import frames
 from nsb.trial import Trial
-from nsb.vnfs.prox_client import ProxClient
+from nsb.vnfs.prox.client import ProxClient
 from tests.conftest import NSB, requires_root
 from tests.functional.lab import results_of
 from tests.functional.prox_lab import PROX, SAMPLE, lab_args, running_sample

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from nsb import leftovers as nsb_leftovers
-from nsb.vnfs import ovs_stats
+from nsb.vnfs.ovs import stats as ovs_stats
 from tests.conftest import ROOT, requires_root
 from tests.functional.lab import leftovers, libvirt_domains, results_of, start
 from tests.functional.sshd_node import root_sshd

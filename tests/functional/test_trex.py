@@ -19,7 +19,7 @@ from nsb import frames
 from nsb.errors import RunError
 from nsb.executors.local import LocalExecutor
 from nsb.trial import Trial
-from nsb.vnfs import dpdk_telemetry
+from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.trex import server as trex_server
 from tests.conftest import SAMPLE, requires_root
 from tests.functional.lab import leftovers, results_of, start

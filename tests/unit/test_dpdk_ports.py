@@ -3,7 +3,7 @@
 import yaml
 
 from nsb.nodes.node import Interface
-from nsb.vnfs.testpmd import port_order
+from nsb.vnfs.dpdk.testpmd import port_order
 from tests.conftest import ROOT
 
 

@@ -10,7 +10,7 @@ from nsb.traffic_profiles.binsearch import BinSearchProfile
 from nsb.traffic_profiles.fastndr import FastNdrProfile
 from nsb.traffic_profiles.measurer import Measurer
 from nsb.traffic_profiles.mlrsearch import MlrSearchProfile
-from nsb.vnfs import dpdk_telemetry
+from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.trafgen import parse_trafgen_report
 from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedDutGenerator

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from nsb.vnfs.prox_client import ProxClient, ProxError
+from nsb.vnfs.prox.client import ProxClient, ProxError
 
 TRANSCRIPT = Path(__file__).resolve().parent.parent / "data/prox-reference/transcript-main.txt"
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from nsb.errors import TaskError
-from nsb.vnfs.prox_config import PortAddresses, ProxConfig, parameters_lua
+from nsb.vnfs.prox.config import PortAddresses, ProxConfig, parameters_lua
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PROX_REF = DATA / "prox-reference"

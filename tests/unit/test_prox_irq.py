@@ -2,8 +2,8 @@
 
 import pytest
 
-from nsb.vnfs.prox_client import ProxClient, ProxError
-from nsb.vnfs.prox_irq import irq_kpis
+from nsb.vnfs.prox.client import ProxClient, ProxError
+from nsb.vnfs.prox.irq import irq_kpis
 from tests.unit.test_prox_client import ReplayedProx
 
 PATHS = ",".join(["task.core(1).task(0).max_irq"]

@@ -6,10 +6,10 @@ import pytest
 
 from nsb.errors import TaskError
 from nsb.nodes.platform import cpu_set
-from nsb.vnfs import prox_config
-from nsb.vnfs.prox_latency import merge_histograms, percentiles
-from nsb.vnfs.prox_log import exit_reason
-from nsb.vnfs.prox_tg import Reading, _rates
+from nsb.vnfs.prox import config as prox_config
+from nsb.vnfs.prox.latency import merge_histograms, percentiles
+from nsb.vnfs.prox.log import exit_reason
+from nsb.vnfs.prox.tg import Reading, _rates
 
 HZ = 2_000_000_000
 

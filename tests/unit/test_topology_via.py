@@ -7,7 +7,7 @@ from nsb.contexts.base import Context, Endpoint
 from nsb.errors import TaskError
 from nsb.task.model import Where
 from nsb.task.yaml_lines import parse
-from nsb.vnfs.ovs_stats import flow_count, pmd_stats
+from nsb.vnfs.ovs.stats import flow_count, pmd_stats
 
 NODES = {"tg": {"interfaces": {"xe0": {}, "xe1": {}}}, "host": {"bridges": ["br0"]},
          "vm": {"interfaces": {"eth0": {}, "eth1": {}}}}

@@ -103,7 +103,7 @@ def test_template_mistakes_stay_errors_with_their_line(template, message):
 
 
 def test_core_ranges_are_a_task_on_each_core():
-    from nsb.vnfs.prox_config import ProxConfig
+    from nsb.vnfs.prox.config import ProxConfig
 
     config = ProxConfig.parse("[port 0]\nname=p0\n[core 0]\nmode=master\n[core 1-3]\n"
                               "name=lat\nmode=lat\nrx port=p0\n", "x.cfg")

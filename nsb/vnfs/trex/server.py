@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from nsb.errors import RunError
 from nsb.executors.base import Executor, Process, tail
-from nsb.vnfs import dpdk_telemetry
+from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 
 LOG = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import time
 
 from nsb.errors import RunError
 from nsb.executors.base import Executor, tail
-from nsb.vnfs import ovs_stats
+from nsb.vnfs.ovs import stats as ovs_stats
 
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 DPDK_VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"  # Debian's DPDK build

@@ -32,9 +32,9 @@ from nsb import frames, units
 from nsb.errors import RunError, TaskError
 from nsb.frames import Frame, FrameMix
 from nsb.trial import Trial, TrialResult
-from nsb.vnfs import prox_latency
 from nsb.vnfs.base import TrafficGen
-from nsb.vnfs.prox import PROX_OPTIONS, ProxVnf
+from nsb.vnfs.prox import latency as prox_latency
+from nsb.vnfs.prox.vnf import PROX_OPTIONS, ProxVnf
 
 LOG = logging.getLogger(__name__)
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 import logging
 
 from nsb.contexts.base import vhost_socket
-from nsb.vnfs import dpdk_telemetry, hugepages, ovs_daemons
+from nsb.vnfs import hugepages
 from nsb.vnfs.base import Vnf
+from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
+from nsb.vnfs.ovs import daemons as ovs_daemons
 
 LOG = logging.getLogger(__name__)
 

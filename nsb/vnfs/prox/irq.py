@@ -16,7 +16,7 @@ import time
 from nsb.errors import RunError
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
-from nsb.vnfs.prox import ProxVnf
+from nsb.vnfs.prox.vnf import ProxVnf
 
 
 class ProxIrqVnf(ProxVnf):

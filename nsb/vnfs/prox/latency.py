@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from nsb.trial import LatencyStats, percentiles
-from nsb.vnfs.prox_client import LatStats, ProxClient
-from nsb.vnfs.prox_config import CoreTask
+from nsb.vnfs.prox.client import LatStats, ProxClient
+from nsb.vnfs.prox.config import CoreTask
 
 
 def trial_latency(client: ProxClient, lat_tasks: list[CoreTask], rx_per_task: tuple[int, ...],

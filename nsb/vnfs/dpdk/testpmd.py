@@ -13,8 +13,9 @@ from nsb.contexts.base import Endpoint, vhost_socket
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
 from nsb.nodes import platform
-from nsb.vnfs import dpdk_telemetry, hugepages
+from nsb.vnfs import hugepages
 from nsb.vnfs.base import Vnf
+from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.kernel_ports import SilencedPorts
 
 LOG = logging.getLogger(__name__)

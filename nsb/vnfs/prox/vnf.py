@@ -17,9 +17,11 @@ from pathlib import Path
 from nsb.errors import NsbError, PrerequisiteError, RunError
 from nsb.executors.base import tail
 from nsb.nodes import platform
-from nsb.vnfs import dpdk_telemetry, prox_config, prox_log
 from nsb.vnfs.base import Vnf
-from nsb.vnfs.prox_client import PROX_PORT, PortTotals, ProxClient
+from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
+from nsb.vnfs.prox import config as prox_config
+from nsb.vnfs.prox import log as prox_log
+from nsb.vnfs.prox.client import PROX_PORT, PortTotals, ProxClient
 
 LOG = logging.getLogger(__name__)
 

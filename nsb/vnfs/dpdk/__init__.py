@@ -1,0 +1,1 @@
+"""DPDK applications as systems under test, and DPDK telemetry."""

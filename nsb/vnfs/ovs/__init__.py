@@ -1,0 +1,1 @@
+"""Open vSwitch: the VNF, a run's own daemons, its statistics."""

@@ -1,0 +1,1 @@
+"""PROX: the VNF and its generator, their config, client and log."""
