@@ -5,11 +5,13 @@ made of this host's own files (busybox-static for the shell and tools, sshd
 and its sftp server, util-linux's setsid, python3 for the DPDK telemetry client,
 dpdk-testpmd with the PMDs a guest needs) and the kernel's modules for virtio NICs
 and for the drivers DPDK takes a NIC with (uio_pci_generic; vfio-pci, behind a
-virtual IOMMU), all loaded at boot: nsb binds a data NIC to one of them for a
-run. It boots in seconds under TCG; each VM gets its SSH key, its management address
-and its NIC names on the kernel command line and in a small cpio appended to
-the initramfs (``vm_initrd``). Built once per set of inputs and kept in the
-cache directory (NSB_GUEST_CACHE, default /var/cache/nsb/guest).
+virtual IOMMU), and tun, all loaded at boot: nsb binds a data NIC to one of them
+for a run. It boots in seconds under TCG; each VM gets its SSH key, its management
+address and its NIC names on the kernel command line and in a small cpio appended
+to the initramfs (``vm_initrd``), with the host programs and files the context
+puts into its guests (``guest_binaries``, ``guest_files``). Built once per set of
+inputs and kept in the cache directory (NSB_GUEST_CACHE, default
+/var/cache/nsb/guest).
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ from nsb.errors import PrerequisiteError
 
 LOG = logging.getLogger(__name__)
 
-RECIPE_VERSION = "7"
+RECIPE_VERSION = "8"
 CACHE = Path(os.environ.get("NSB_GUEST_CACHE", "/var/cache/nsb/guest"))
 KERNEL_META_PACKAGE = "linux-image-cloud-amd64"
 # loaded at boot in this order, each after what it depends on (modules.dep); one built
 # into the kernel (modules.builtin) is skipped. vfio_iommu_type1 is no symbol dependency
-# of vfio-pci, but vfio needs it to give DPDK an IOMMU container
-MODULES = ("virtio_net", "virtio_pci", "uio_pci_generic", "vfio_iommu_type1", "vfio-pci")
+# of vfio-pci, but vfio needs it to give DPDK an IOMMU container; tun gives a bridge of
+# Open vSwitch's userspace datapath its internal port (/dev/net/tun)
+MODULES = ("virtio_net", "virtio_pci", "uio_pci_generic", "vfio_iommu_type1", "vfio-pci",
+           "tun")
 # dash is the login and command shell: busybox's sh runs its own applets before
 # PATH, and its setsid lacks the -w and -f the SSH executor uses
 BINARIES = ("/bin/busybox", "/bin/dash", "/usr/sbin/sshd", "/usr/lib/openssh/sftp-server",
@@ -143,15 +147,22 @@ def ensure(cache: Path = CACHE) -> GuestImage:
 
 
 def vm_initrd(image: GuestImage, authorized_key: str, out: Path,
-              binaries: tuple[str, ...] = ()) -> Path:
+              binaries: tuple[str, ...] = (), files: tuple[str, ...] = ()) -> Path:
     """The image's initramfs with this VM's authorized key appended (a second cpio),
-    and ``binaries`` of this host with their shared libraries, at the same paths."""
+    ``binaries`` of this host with their shared libraries and ``files`` (files or
+    whole directories: what programs read besides libraries), at the same paths."""
     with tempfile.TemporaryDirectory() as work:
         root = Path(work)
         (root / "etc" / "nsb").mkdir(parents=True)
         (root / "etc" / "nsb" / "authorized_keys").write_text(authorized_key.strip() + "\n")
         for binary in binaries:
             for path in [binary, *sorted(_libraries(binary))]:
+                _copy(path, root)
+        for path in files:
+            if Path(path).is_dir():  # its contents, symlinks followed; may be empty
+                shutil.copytree(os.path.realpath(path), root / path.lstrip("/"),
+                                dirs_exist_ok=True)
+            else:
                 _copy(path, root)
         extra = gzip.compress(_cpio(root), compresslevel=1)
     out.write_bytes(image.initrd.read_bytes() + extra)
@@ -163,12 +174,29 @@ def host_binaries(paths: list[str], run, where) -> tuple[str, ...]:
     that is not an executable file is one located line."""
     found = []
     for index, path in enumerate(paths):
-        resolved = Path(path) if Path(path).is_absolute() else run.task_relative(path)
+        resolved = _host_path(path, run)
         if not (resolved.is_file() and os.access(resolved, os.X_OK)):
             raise where.error(f"{path}: no executable file there ({resolved})",
                               "guest_binaries", index)
         found.append(str(resolved))
     return tuple(found)
+
+
+def host_files(paths: list[str], run, where) -> tuple[str, ...]:
+    """A context's ``guest_files``, absolute (relative ones from the task file); one
+    that is neither a file nor a directory is one located line."""
+    found = []
+    for index, path in enumerate(paths):
+        resolved = _host_path(path, run)
+        if not (resolved.is_file() or resolved.is_dir()):
+            raise where.error(f"{path}: no file or directory there ({resolved})",
+                              "guest_files", index)
+        found.append(str(resolved))
+    return tuple(found)
+
+
+def _host_path(path: str, run) -> Path:
+    return Path(path) if Path(path).is_absolute() else run.task_relative(path)
 
 
 def _kernel_package() -> str:

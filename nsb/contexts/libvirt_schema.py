@@ -45,6 +45,10 @@ OPTIONS = {
         # host programs (a PROX build, say) put into nsb's guest with their libraries
         "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
                            "default": []},
+        # host files or directories put into nsb's guest at the same paths (what those
+        # programs read that is no library: Open vSwitch's schema, say)
+        "guest_files": {"type": "array", "items": {"type": "string", "minLength": 1},
+                        "default": []},
         # a VM with vhost-user NICs starts once its switch connected
         "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
         "vms": {"type": "object", "minProperties": 1,

@@ -211,7 +211,7 @@ class LibvirtContext(Context, CrossLinking):
                 disk_image=self._overlay(node.name, vm["image"]), seed_iso=cloud_seed.write_iso(
                     LocalExecutor(), seed, str(self.work_dir / node.name)), **common)
         initrd = guest_image.vm_initrd(image, key, self.work_dir / f"{node.name}-initrd.gz",
-                                       self.guest_binaries())
+                                       self.guest_binaries(), self.guest_files())
         names = ",".join([f"{_mgmt_mac(self.tag, node.name)}=mgmt"]
                          + [f"{i.mac}={i.name}" for i in node.interfaces.values()])
         cmdline = (f"console=ttyS0 quiet nsb.mgmt={node.ssh.host}/24 nsb.nics={names} "
@@ -240,6 +240,9 @@ class LibvirtContext(Context, CrossLinking):
     def guest_binaries(self) -> tuple[str, ...]:
         return guest_image.host_binaries(self.options["guest_binaries"], self.run,
                                          self.spec.where)
+
+    def guest_files(self) -> tuple[str, ...]:
+        return guest_image.host_files(self.options["guest_files"], self.run, self.spec.where)
 
     def console_log(self, vm: str) -> Path:
         """Where the VM's serial console goes while it runs (kept in the results' logs)."""

@@ -37,7 +37,8 @@ class OvsLayout:
         """Open_vSwitch other_config; socket memory only for the host's NUMA nodes."""
         ram = self.settings["ram"]
         memory = [ram.get(f"socket_{n}", 2048) for n in range(max(1, numa_nodes))]
-        pci = any(p["type"] == "dpdk" and is_pci(p["dpdk-devargs"]) for p in self.ports.values())
+        pci = [p["dpdk-devargs"] for p in self.ports.values()
+               if p["type"] == "dpdk" and is_pci(p["dpdk-devargs"])]
         config = {"dpdk-init": "true", "dpdk-socket-mem": ",".join(map(str, memory)),
                   "dpdk-extra": ovs_daemons.dpdk_extra(self.file_prefix, pci),
                   "pmd-cpu-mask": str(self.settings["pmd_cpu_mask"])}

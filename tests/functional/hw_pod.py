@@ -5,7 +5,10 @@ lab's servers would have them.
 The libvirt context boots them under TCG (nsb's guest image): each has two data
 NICs, virtio-net PCI devices at fixed guest PCI addresses, cabled tg:xe0-sut:xe0
 and tg:xe1-sut:xe1 by host bridges, and is reached over SSH with a key of the pod.
-The TG also carries PROX (``prox_lab.PROX``) beside the guest's dpdk-testpmd. An NSB
+The TG also carries PROX (``prox_lab.PROX``) beside the guest's dpdk-testpmd; with
+``ovs=True`` the guests carry Open vSwitch too (this host's OVS-DPDK build, its tools
+and its schema) and the SUT is a switch node, ``bridges: [br0]``, so that a task link
+``{ends: [tg:xe0, tg:xe1], via: br0}`` takes its two NICs as OVS's ports. An NSB
 pod file names them (name, role, ip, user, key_filename, and per interface vpci,
 driver, dpdk_driver, local_mac, local_ip, netmask, dpdk_port_num, peer); the NICs
 are on virtio-pci, for whoever uses the pod to bind them to ``dpdk_driver``.
@@ -37,11 +40,14 @@ from nsb.runinfo import RunInfo, new_task_id
 from nsb.task.documents import Where
 from nsb.task.model import PluginSpec, Task
 from nsb.task.yaml_lines import LocatedDocument
+from nsb.vnfs.ovs import daemons as ovs_daemons
 from tests.functional.prox_lab import PROX
 from tests.functional.vm_lab import libvirtd
 
 ROLES = {"tg": "TrafficGen", "sut": "VNF"}
 DRIVERS = ("uio_pci_generic", "vfio-pci")
+OVS_BRIDGE = "br0"
+OVS_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # where this host's OVS tools are
 
 
 class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
@@ -51,7 +57,7 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
 
     def __init__(self, driver: str = "uio_pci_generic", results_dir: Path | None = None, *,
                  vcpus: int = 2, ram_mb: int = 1024, guest_hugepages: int = 128,
-                 boot_timeout_s: float = 240):
+                 boot_timeout_s: float = 240, ovs: bool = False):
         if driver not in DRIVERS:
             raise ValueError(f"driver {driver!r}: one of {', '.join(DRIVERS)}")
         self.driver = driver
@@ -61,7 +67,14 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
         self.results_dir = Path(results_dir or f"/tmp/nsb-{self.task_id}-hwpod")
         vm = {"vcpus": vcpus, "ram_mb": ram_mb, "guest_hugepages": guest_hugepages,
               "nic_driver": driver, "interfaces": {"xe0": {}, "xe1": {}}}
-        self.options = {"boot_timeout_s": boot_timeout_s, "guest_binaries": [str(PROX)],
+        binaries, files = [str(PROX)], []
+        if ovs:
+            binaries += [shutil.which(b, path=OVS_PATH) or b for b in ovs_daemons.BINARIES]
+            binaries.append(ovs_daemons.DPDK_VSWITCHD)
+            files.append(ovs_daemons.SCHEMA)
+        self.bridges = {"sut": [OVS_BRIDGE]} if ovs else {}
+        self.options = {"boot_timeout_s": boot_timeout_s, "guest_binaries": binaries,
+                        "guest_files": files,
                         "vms": {name: {**vm, "role": role} for name, role in ROLES.items()},
                         "links": [["tg:xe0", "sut:xe0"], ["tg:xe1", "sut:xe1"]]}
         self.context: LibvirtContext | None = None
@@ -82,7 +95,8 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
             self._stack.callback(self.context.undeploy)
             self.context.link_across({})
             self.context.deploy()
-            self.pod_file.write_text(yaml.safe_dump(pod(self.context), sort_keys=False))
+            self.pod_file.write_text(yaml.safe_dump(pod(self.context, self.bridges),
+                                                    sort_keys=False))
         except BaseException:
             self._stack.close()
             raise
@@ -106,9 +120,10 @@ def _context(options: dict, task_id: str, results_dir: Path) -> LibvirtContext:
     return LibvirtContext(spec, plugins.check_options(LibvirtContext, spec), run)
 
 
-def pod(context: LibvirtContext) -> dict:
+def pod(context: LibvirtContext, bridges: dict[str, list[str]] | None = None) -> dict:
     """The context's VMs as an NSB pod (their NICs on the guest's virtio-pci driver,
-    ``dpdk_driver`` the one to bind them to)."""
+    ``dpdk_driver`` the one to bind them to), a node in ``bridges`` a switch node
+    offering those bridges."""
     nodes = []
     for node in context.nodes.values():
         interfaces = {}
@@ -121,7 +136,8 @@ def pod(context: LibvirtContext) -> dict:
                 "peer": str(iface.peer)}
         nodes.append({"name": node.name, "role": node.role, "ip": node.ssh.host,
                       "user": node.ssh.user, "key_filename": node.ssh.key_filename,
-                      "interfaces": interfaces})
+                      **({"bridges": bridges[node.name]} if node.name in (bridges or {})
+                         else {}), "interfaces": interfaces})
     return {"nodes": nodes}
 
 

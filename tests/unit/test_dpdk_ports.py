@@ -47,5 +47,5 @@ def test_prox_on_nics_takes_its_own_only(nsb_main):
     code, out, err = nsb_main("task", "start", "--dry-run",
                               str(ROOT / "samples" / "prox" / "tc_prox_l3fwd.yaml"))
     assert code == 0, err
-    assert "eal=-a 0000:af:00.0 -a 0000:af:00.1 --file-prefix" in out
+    assert "eal=-a 0000:af:00.0 -a 0000:af:00.1 --huge-unlink --file-prefix" in out
     assert "no-pci" not in out

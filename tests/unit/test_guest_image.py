@@ -33,3 +33,19 @@ def test_a_vm_s_initrd_carries_its_key_and_the_guest_binaries_with_their_librari
     assert "etc/nsb/authorized_keys" in listed
     assert "usr/bin/cpio" in listed
     assert any(name.endswith("/libc.so.6") for name in listed)
+
+
+def test_a_vm_s_initrd_carries_the_guest_files_at_their_paths(tmp_path):
+    """A file as it is, a directory with what is in it (an empty one too)."""
+    base = tmp_path / "initrd.gz"
+    base.write_bytes(b"")
+    image = guest_image.GuestImage(tmp_path / "vmlinuz", base, "6.1.0-x-cloud-amd64")
+    data = tmp_path / "share"
+    (data / "empty").mkdir(parents=True)
+    (data / "schema.json").write_text("{}")
+    out = guest_image.vm_initrd(image, "ssh-ed25519 AAAA test", tmp_path / "vm.gz",
+                                files=("/etc/hostname", str(data)))
+    listed = subprocess.run(["cpio", "-t", "--quiet"], input=gzip.decompress(out.read_bytes()),
+                            capture_output=True, check=True).stdout.decode().split()
+    inside = str(data).lstrip("/")
+    assert {"etc/hostname", f"{inside}/schema.json", f"{inside}/empty"} <= set(listed)

@@ -173,6 +173,20 @@ def test_a_guest_binary_that_is_not_an_executable_file_is_one_line():
         libvirt_context.guest_binaries()
 
 
+def test_guest_files_are_absolute_and_one_that_is_not_there_is_one_line(tmp_path):
+    (tmp_path / "share").mkdir()
+    task_file = _with(tmp_path, "  - type: libvirt\n",
+                      "  - type: libvirt\n    guest_files: [/etc/hostname, share]\n")
+    assert _plan(task_file).context.contexts[1].guest_files() == (
+        "/etc/hostname", str(tmp_path / "share"))  # relative: from the task file
+    task_file = _with(tmp_path, "  - type: libvirt\n",
+                      "  - type: libvirt\n    guest_files: [share, no/such/file]\n")
+    with pytest.raises(TaskError, match=r"t.yaml:\d+: contexts\[1\]\.guest_files\[1\]: "
+                                        r"no/such/file: no file or directory there \("
+                                        + str(tmp_path)):
+        _plan(task_file).context.contexts[1].guest_files()
+
+
 class _BlockedDomain:
     """A domain whose start blocks as QEMU's does while no switch has connected to its
     vhost-user socket (measured with libvirt 9.0 / QEMU 7.2), until destroyed. It

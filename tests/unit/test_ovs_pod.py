@@ -183,8 +183,9 @@ def test_pci_nics_are_dpdk_ports_taken_by_pci_and_bound_for_the_run(tmp_path):
         ["add-port", "br0", "xe0"],
         ["set", "Interface", "xe0", "type=dpdk", "options:dpdk-devargs=0000:3b:00.0",
          "options:n_rxq=2"]]
+    # DPDK probes the bridge's NICs and no other of the node's
     assert ovs.describe()["other_config"]["dpdk-extra"] == \
-        "--file-prefix=nsb-261126-000000-abcdef-ovs0"
+        "--file-prefix=nsb-261126-000000-abcdef-ovs0 -a 0000:3b:00.0 -a 0000:3b:00.1"
 
 
 @pytest.mark.parametrize("options, message", [

@@ -151,6 +151,18 @@ def test_af_packet_keeps_an_existing_file_prefix():
     assert config.section("eal options").get("eal").count("--file-prefix") == 1
 
 
+def test_on_hugepages_eal_unlinks_their_files_but_not_without_them():
+    config = load(NSB_CONFIGS / "gen_l3fwd-2.cfg")
+    config.use_pci_devices(["0000:00:10.0"])
+    config.unlink_hugepages()
+    config.unlink_hugepages()  # once
+    assert config.section("eal options").get("eal") == "-a 0000:00:10.0 --huge-unlink"
+    lab = load(NSB_CONFIGS / "gen_l3fwd-2.cfg")
+    lab.use_af_packet({0: "xe0", 1: "xe1"}, "nsb-abc-tg__0")
+    lab.unlink_hugepages()  # EAL refuses it with no-huge
+    assert "--huge-unlink" not in lab.section("eal options").get("eal")
+
+
 def test_parameters_lua_defines_the_topology_as_globals():
     text = parameters_lua(TG_PORTS)
     assert 'dst_mac0 = "68:05:ca:30:3c:68"' in text

@@ -43,12 +43,15 @@ def transaction(commands: list[list[str]]) -> list[str]:
     return args
 
 
-def dpdk_extra(file_prefix: str, pci_ports: bool, extra: str | None = None) -> str:
-    """OVS-DPDK's other EAL arguments: its own file prefix, then ``extra``; by default
-    ``--no-pci`` unless a port is a NIC by PCI address (DPDK must probe those)."""
+def dpdk_extra(file_prefix: str, pcis: list[str], extra: str | None = None) -> str:
+    """OVS-DPDK's other EAL arguments: its own file prefix, ``-a`` for each NIC of its
+    ``dpdk`` ports (``pcis``: DPDK probes those and leaves the node's other NICs alone,
+    a virtio management NIC among them), then ``extra``; by default ``--no-pci`` when
+    no port is a NIC by PCI address."""
     if extra is None:
-        extra = "" if pci_ports else "--no-pci"
-    return f"--file-prefix={file_prefix} {extra}".strip()
+        extra = "" if pcis else "--no-pci"
+    allowed = " ".join(f"-a {pci}" for pci in pcis)
+    return " ".join(part for part in (f"--file-prefix={file_prefix}", allowed, extra) if part)
 
 
 class OvsDaemons:
@@ -87,6 +90,15 @@ class OvsDaemons:
         kpis = ovs_stats.pmd_stats(self.appctl("dpif-netdev/pmd-stats-show"))
         kpis["datapath_flows"] = float(ovs_stats.flow_count(self.appctl("dpctl/dump-flows")))
         return kpis
+
+    def port_kpis(self, bridge: str, ports: list[str]) -> dict[str, float]:
+        """The OpenFlow port counters of ``ports`` (read from the datapath when asked:
+        the database's statistics lag by seconds); {} when it does not run."""
+        if not self.processes:
+            return {}
+        text = self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", "--names", "dump-ports",
+                                  f"unix:{self.work_dir}/{bridge}.mgmt"], timeout=20).stdout
+        return ovs_stats.port_kpis(ovs_stats.port_counters(text), ports)
 
     def start(self, other_config: dict[str, str]) -> None:
         """A new database with ``other_config`` set, then both daemons, answering."""

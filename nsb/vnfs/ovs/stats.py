@@ -44,3 +44,32 @@ def flow_count(text: str) -> int:
     """Datapath flows in ``dpctl/dump-flows`` (one per line, headers excluded)."""
     return sum(1 for line in text.splitlines()
                if line.strip() and not line.startswith("flow-dump from"))
+
+
+# ``ovs-ofctl --names dump-ports``: a port's rx line, then its tx line ("?": not counted)
+_PORT = re.compile(r'^\s*port\s+"?([^":\s]+)"?:\s+rx pkts=(\d+|\?), bytes=\S+ drop=(\d+|\?),'
+                   r'.*\n\s+tx pkts=(\d+|\?), bytes=\S+ drop=(\d+|\?),', re.MULTILINE)
+
+
+def port_counters(text: str) -> dict[str, dict[str, float]]:
+    """Per port of ``ovs-ofctl --names dump-ports`` its rx and tx packets and drops
+    (a counter the port does not keep is 0)."""
+    def number(value: str) -> float:
+        return 0.0 if value == "?" else float(value)
+
+    return {name: {"rx": number(rx), "rx_drop": number(rx_drop), "tx": number(tx),
+                   "tx_drop": number(tx_drop)}
+            for name, rx, rx_drop, tx, tx_drop in _PORT.findall(text)}
+
+
+def port_kpis(counters: dict[str, dict[str, float]], ports: list[str]) -> dict[str, float]:
+    """``ports`` as ``port<k>_ipackets`` and ``port<k>_opackets`` in their order, and
+    ``packets_dropped``, their drops summed."""
+    kpis = {}
+    for index, port in enumerate(ports):
+        counted = counters.get(port, {})
+        kpis[f"port{index}_ipackets"] = counted.get("rx", 0.0)
+        kpis[f"port{index}_opackets"] = counted.get("tx", 0.0)
+    kpis["packets_dropped"] = sum(counters.get(p, {}).get(k, 0.0) for p in ports
+                                  for k in ("rx_drop", "tx_drop"))
+    return kpis

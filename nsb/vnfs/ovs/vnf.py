@@ -136,6 +136,7 @@ class OvsVnf(Vnf):
                               for link in self.links}
         described["flows"] = self.flow_rules()
         described["switching_operations"] = len(self.links)
+        described["kpi_ports"] = {f"port{k}": p for k, p in enumerate(self._port_names())}
         described["vswitchd"] = self.vswitchd()
         # the one ovs-vsctl transaction, a line for the bridge and one per port
         lines = [" ".join(ovs_daemons.transaction(group)) for group in self.vsctl_commands()]
@@ -209,7 +210,7 @@ class OvsVnf(Vnf):
 
     def _other_config(self) -> dict[str, str]:
         dpdk = self.options["dpdk_init"]
-        extra = ovs_daemons.dpdk_extra(self.file_prefix, bool(self.dpdk_nics()),
+        extra = ovs_daemons.dpdk_extra(self.file_prefix, [i.pci for i in self.dpdk_nics()],
                                        self.options.get("dpdk_extra"))
         pairs = {"dpdk-init": "true" if dpdk else None,
                  "dpdk-socket-mem": (self.options.get("dpdk_socket_mem") or DEFAULT_SOCKET_MEM)
@@ -233,8 +234,12 @@ class OvsVnf(Vnf):
                                                     "other_config").strip())
 
     def collect_kpi(self) -> dict[str, float]:
-        """PMD statistics (summed over threads) and the datapath flow count."""
-        return self.daemons.pmd_kpis() if self.daemons else {}
+        """PMD statistics (summed over threads), the datapath flow count and the
+        bridge's port counters (``port<k>_ipackets``... in the order of its ports)."""
+        if not self.daemons:
+            return {}
+        return {**self.daemons.pmd_kpis(),
+                **self.daemons.port_kpis(self.bridge, self._port_names())}
 
     def result_kpis(self, frame_size: int, throughput_pps: float) -> dict:
         """Intel's switching performance: throughput x switching operations in the path."""

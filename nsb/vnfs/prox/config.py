@@ -333,6 +333,15 @@ class ProxConfig:
             return
         eal.set("eal", " ".join(filter(None, [existing, *(f"-a {p}" for p in pcis)])))
 
+    def unlink_hugepages(self) -> None:
+        """EAL unlinks its hugepage files once mapped (``--huge-unlink``): the pages go
+        back when PROX ends, also when it is killed, and no file stays behind."""
+        eal = self._eal_options()
+        existing = eal.get("eal") or ""
+        if eal.get("no-huge") or re.search(r"--(huge-unlink|in-memory|no-huge)\b", existing):
+            return
+        eal.set("eal", " ".join(filter(None, [existing, "--huge-unlink"])))
+
     def use_af_packet(self, interfaces: dict[int, str], file_prefix: str,
                       frame_size: int = 1024) -> None:
         """Ports become af_packet vdevs on the node's kernel interfaces (no NIC, no hugepages).

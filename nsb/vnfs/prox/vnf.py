@@ -110,6 +110,7 @@ class ProxVnf(Vnf):
                                  self.options["af_packet_frame_size"])
         else:  # its NICs only, whatever else the node has on a DPDK driver
             config.use_pci_devices([i.pci for i in self.dpdk_nics()])
+            config.unlink_hugepages()
         self.file_prefix = config.use_file_prefix(prefix)
         return config
 
