@@ -43,7 +43,7 @@ NSB_NAMES = {
     "nsb.vnfs": {
         "IxiaTrafficGen", "IxLoadTrafficGen",
         "ProxAclVnf", "VpeApproxVnf", "UdpReplayApproxVnf",
-        "CgnaptApproxVnf", "AclApproxVnf", "VfwApproxVnf", "RouterVNF", "PingTrafficGen",
+        "CgnaptApproxVnf", "AclApproxVnf", "VfwApproxVnf", "PingTrafficGen",
         "IxiaResourceHelper", "LandslideTrafficGen", "SippVnf", "VcmtsVNF", "VppRFC2544Vnf",
         "IperfTrafficGen", "EPCVnf", "TrexTrafficGenVcmts", "AgentVnf",
     },

@@ -37,6 +37,8 @@ LOG = logging.getLogger(__name__)
 CONTEXT_TYPES = {"Node": "Node"}  # NSB context type -> nsb context plugin
 POD_CONTEXTS = ("Node", "baremetal", "netns")  # their 'file' is a pod
 STANDALONE_CONTEXTS = ("StandaloneOvsDpdk", "StandaloneSriov")
+# VNF plugins that take the scenario's flow addresses, as NSB's RouterVNF reads them
+FLOW_READERS = ("RouterVNF", "router")
 
 _TASK_KEYS = {"schema", "scenarios", "context", "contexts", "description", "run_in_parallel"}
 # NSPerf-RFC2544 deploys the same way and lets the generator's traffic profile run
@@ -236,9 +238,20 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict,
         _profile(task_path, doc, at, raw["traffic_profile"], profile_values, traffic),
         runner, global_options)
     name = task_path.stem if index == 0 else f"{task_path.stem}_{index}"
+    vnfs = _with_flow(vnfs, traffic.values["flow"]["flow"])
     scenario = ScenarioSpec(name=name, vnfs=tuple(vnfs), generator=None, profile=profile,
                             runner=runner, members_where=Where(doc, at + ("nodes",)))
     return scenario, links
+
+
+def _with_flow(vnfs: list, flow: dict) -> list:
+    """NSB's RouterVNF reads the scenario's flow addresses (its static neighbours for
+    the generator): nsb's router gets them as its ``flow`` option."""
+    addresses = {k: str(v) for k, v in flow.items() if k.startswith(("src_ip_", "dst_ip_"))}
+    if not addresses:
+        return vnfs
+    return [replace(vnf, options={"flow": addresses, **vnf.options})
+            if vnf.type in FLOW_READERS else vnf for vnf in vnfs]
 
 
 def _bindings(doc: LocatedDocument, at: tuple, raw_nodes: dict, context_names: set[str],

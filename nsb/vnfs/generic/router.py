@@ -1,0 +1,143 @@
+"""NSB's ``RouterVNF``: the node's own Linux kernel forwards IP between its ports.
+
+Nothing is started: the router is configured over the node's executor (a netns
+lab node, or a pod's server over SSH) and given back as it was at teardown.
+Its KPIs are the kernel's interface counters of its ports since it was set up.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from nsb.errors import RunError
+from nsb.vnfs import link_counters
+from nsb.vnfs.base import Vnf
+from nsb.vnfs.generic import router_addresses
+from nsb.vnfs.generic.router_state import LinuxRouter, kernel_names
+
+LOG = logging.getLogger(__name__)
+
+_ADDRESSES = {"type": "array", "items": {"type": "string", "minLength": 1}}
+
+
+class RouterVnf(Vnf):
+    """Linux IP forwarding between the node's ports (NSB's RouterVNF)."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            # the ports, in order (default: the node's linked interfaces)
+            "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            # generator addresses behind a port, besides its peer's own address:
+            # addresses, ranges 'first-last' or networks 'address/prefix'
+            "generator_addresses": {"type": "object", "additionalProperties": _ADDRESSES},
+            # NSB's scenario flow (src_ip_<k>, dst_ip_<k>), which an NSB task gives its
+            # RouterVNF: pair k's sources behind port 2k, destinations behind 2k+1
+            "flow": {"type": "object", "additionalProperties": False,
+                     "patternProperties": {"^(src|dst)_ip_[0-9]+$": {"type": "string"}}},
+            "nfvi_enable": {"type": "boolean"},  # NSB's; nsb samples NFVi KPIs anyway
+        },
+    }
+
+    def __init__(self, spec, options, node, context, run):
+        super().__init__(spec, options, node, context, run)
+        where = spec.options_where
+        names = options.get("interfaces") or [i.name for i in node.interfaces.values()
+                                              if i.peer]
+        for index, name in enumerate(names):
+            if name not in node.interfaces:
+                raise where.error(f"node {node.name} has no interface '{name}'; it has: "
+                                  f"{', '.join(node.interfaces)}", "interfaces", index)
+        if not names:
+            raise where.error(f"node {node.name} has no linked interface to route between "
+                              "(link its ports, or name them in 'interfaces')")
+        self.interfaces = [node.interfaces[n] for n in names]
+        wanted = router_addresses.flow_addresses(options.get("flow") or {}, names)
+        for port, addresses in (options.get("generator_addresses") or {}).items():
+            if port not in names:
+                raise where.error(f"'{port}' is not one of the router's ports ({', '.join(names)})",
+                                  "generator_addresses", port)
+            wanted.setdefault(port, []).extend(addresses)
+        self.plans = []
+        for iface in self.interfaces:
+            try:
+                self.plans.append(router_addresses.port_plan(iface, wanted.get(iface.name, [])))
+            except ValueError as exc:
+                raise where.error(f"port {iface.name}: {exc}{_source(options, iface.name)}",
+                                  *_key(options, iface.name)) from None
+        self.router: LinuxRouter | None = None
+        self._base: dict = {}
+
+    def required_binaries(self) -> list[str]:
+        return ["ip", "sysctl"]
+
+    def describe(self) -> dict:
+        info = super().describe()
+        info["ports"] = {plan.port: plan.described() for plan in self.plans}
+        return info
+
+    def instantiate(self) -> None:
+        devices = kernel_names(self.executor, self.interfaces)
+        self.router = LinuxRouter(self.executor, self.plans, devices)
+        self.router.save()
+        self.router.apply()
+        self._base = link_counters.read(self.executor)
+        LOG.info("%s: Linux forwarding on %s between %s", self.name, self.node.name,
+                 ", ".join(devices.values()))
+
+    def wait_until_ready(self, timeout: float) -> None:
+        """Ready once every port has its link up (a NIC may take seconds to train)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            down = self._ports_down()
+            if not down:
+                return
+            if time.monotonic() >= deadline:
+                raise RunError(f"{self.name}: on {self.node.name}, {', '.join(down)} still "
+                               f"without link after {timeout:g} s (vnf_start_timeout in "
+                               "nsb.conf): is the cable (or the peer) up?")
+            time.sleep(0.2)
+
+    def _ports_down(self) -> list[str]:
+        down = []
+        for device in self.router.devices.values():
+            state = self.executor.run(["cat", f"/sys/class/net/{device}/operstate"],
+                                      check=False).stdout.strip()
+            if state not in ("up", "unknown"):
+                down.append(f"{device} ({state or 'gone'})")
+        return down
+
+    def collect_kpi(self) -> dict[str, float]:
+        """NSB's packets_in / packets_fwd / packets_dropped over the router's ports
+        since it was set up (received, sent, and the difference), and per port the
+        kernel's counters."""
+        if self.router is None:
+            return {}
+        now = link_counters.read(self.executor)
+        kpis: dict[str, float] = {}
+        for port, device in self.router.devices.items():
+            for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped"):
+                kpis[f"{port}.{key}"] = float(link_counters.delta(self._base, now, device, key))
+        received = sum(kpis[f"{p}.rx_packets"] for p in self.router.devices)
+        sent = sum(kpis[f"{p}.tx_packets"] for p in self.router.devices)
+        kpis.update(packets_in=received, packets_fwd=sent,
+                    packets_dropped=max(0.0, received - sent))
+        return kpis
+
+    def terminate(self) -> None:
+        if self.router is not None:
+            self.router.restore()
+            self.router = None
+
+
+def _key(options: dict, port: str) -> tuple:
+    """Where a port's addresses are in the options, for errors."""
+    return ("generator_addresses", port) if port in (options.get("generator_addresses") or {}) \
+        else ()
+
+
+def _source(options: dict, port: str) -> str:
+    return " (with the addresses of the scenario's flow option)" if options.get("flow") and \
+        port not in (options.get("generator_addresses") or {}) else ""
