@@ -81,3 +81,28 @@ def ports_not_forwarding(reply: dict, ports: dict[int, str]) -> str:
         elif not isinstance(link, dict) or link.get("status") != "UP":
             missing.append(f"port {port} ({name}) link up")
     return ", ".join(missing)
+
+
+def port_xstats_kpis(reply: dict, ports: list[int], names: list[str]) -> dict[str, float]:
+    """The extended counters ``names`` from ``/ethdev/xstats,N`` replies, as
+    ``port<N>_<name>`` (a counter the port does not have is left out)."""
+    kpis: dict[str, float] = {}
+    for port in ports:
+        xstats = reply.get(f"/ethdev/xstats,{port}")
+        if not isinstance(xstats, dict):
+            continue
+        for name in names:
+            if isinstance(xstats.get(name), int | float):
+                kpis[f"port{port}_{name}"] = float(xstats[name])
+    return kpis
+
+
+def vnf_kpis(port_kpis: dict[str, float], ports: list[int]) -> dict[str, float]:
+    """NSB's VNF KPIs from ``port_stats_kpis``: frames in and forwarded over all ports,
+    and dropped (received and not sent, plus missed on receive)."""
+    def total(key: str) -> float:
+        return sum(port_kpis.get(f"port{p}_{key}", 0.0) for p in ports)
+
+    packets_in, packets_fwd = total("ipackets"), total("opackets")
+    return {"packets_in": packets_in, "packets_fwd": packets_fwd,
+            "packets_dropped": max(0.0, packets_in - packets_fwd) + total("imissed")}
