@@ -42,8 +42,7 @@ NSB_NAMES = {
     },
     "nsb.vnfs": {
         "IxiaTrafficGen", "IxLoadTrafficGen",
-        "ProxAclVnf", "VpeApproxVnf", "UdpReplayApproxVnf",
-        "CgnaptApproxVnf", "AclApproxVnf", "VfwApproxVnf", "PingTrafficGen",
+        "ProxAclVnf", "VpeApproxVnf", "VfwApproxVnf", "PingTrafficGen",
         "IxiaResourceHelper", "LandslideTrafficGen", "SippVnf", "VcmtsVNF", "VppRFC2544Vnf",
         "IperfTrafficGen", "EPCVnf", "TrexTrafficGenVcmts", "AgentVnf",
     },

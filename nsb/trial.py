@@ -26,6 +26,9 @@ class Trial:
     # measure latency in this trial (latency streams, probes); False: throughput only,
     # the generator spends nothing on timestamping
     latency: bool = True
+    # the frames come back to the port that sent them (NSB's correlated traffic: a
+    # reflector beyond the DUT answers each frame), not to the other port of its pair
+    reflected: bool = False
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,10 @@ class PluginSpec:
 class VnfSpec(PluginSpec):
     node: str = ""
     options_at: Where | None = None  # where the options are, when not under ``options:``
+    # NSB topologies: interface -> the id of the link (vld) it is on (uplink_0, ...)
+    networks: Mapping = field(default_factory=dict)
+    # NSB scenarios: the options not keyed by a VNF (traffic_type, flow, ...)
+    scenario_options: Mapping = field(default_factory=dict)
 
     @property
     def options_where(self) -> Where:

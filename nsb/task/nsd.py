@@ -4,7 +4,7 @@ the ``vld`` links between their connection points."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb import plugins
@@ -69,6 +69,7 @@ class Bindings:
     nodes: dict  # VNF name -> node name
     options: dict  # VNF name -> its options
     pod_nodes: dict  # node name -> Node (empty: nodes nsb makes itself)
+    scenario_options: dict = field(default_factory=dict)  # options not keyed by a VNF
 
 
 def read_nsd(task_path: Path, topology: str, values: dict,
@@ -82,6 +83,7 @@ def read_nsd(task_path: Path, topology: str, values: dict,
     nsd = topo.data["nsd:nsd-catalog"]["nsd"][0]
     nsd_at = ("nsd:nsd-catalog", "nsd", 0)
     vnfs = []
+    networks = _networks(nsd)
     for i, member in enumerate(nsd["constituent-vnfd"]):
         member_at = nsd_at + ("constituent-vnfd", i)
         name = member["vnfd-id-ref"]
@@ -96,8 +98,21 @@ def read_nsd(task_path: Path, topology: str, values: dict,
         vnfs.append(VnfSpec(type=plugin, name=name, node=node,
                             options=bound.options.get(name, {}),
                             where=Where(bound.doc, bound.at + ("nodes", name)),
-                            options_at=Where(bound.doc, bound.at + ("options", name))))
+                            options_at=Where(bound.doc, bound.at + ("options", name)),
+                            networks=networks.get(name, {}),
+                            scenario_options=bound.scenario_options))
     return vnfs, _links(topo, nsd, nsd_at, bound.nodes, bound.pod_nodes)
+
+
+def _networks(nsd: dict) -> dict[str, dict[str, str]]:
+    """VNF -> interface -> the id of the first link (vld) it is on, as NSB's VNFs
+    pair their ports (uplink_N with downlink_N)."""
+    networks: dict[str, dict[str, str]] = {}
+    for index, vld in enumerate(nsd["vld"]):
+        for ref in vld["vnfd-connection-point-ref"]:
+            ports = networks.setdefault(ref["vnfd-id-ref"], {})
+            ports.setdefault(ref["vnfd-connection-point-ref"], str(vld.get("id", f"vld{index}")))
+    return networks
 
 
 def same_cable(links: list[list[str]], ends: list[str]) -> bool:
@@ -177,6 +192,9 @@ def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
             ends.append(f"{node}:{iface}")
         if same_cable(links, ends):
             continue  # one cable named twice, e.g. a vld per direction on one port pair
+        if ends[0] == ends[1]:
+            continue  # a port on a link to itself: NSB's 3-node topology names the
+            # generator's second port so; it has a vld (the VNF's networks), no cable
         for j, end in enumerate(ends):
             taken = next((k for k, link in enumerate(links) if end in link), None)
             if taken is not None:

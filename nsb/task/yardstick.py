@@ -227,7 +227,8 @@ def _scenario(task_path: Path, doc: LocatedDocument, index: int, raw: dict,
     values = {**task_args, "extra_args": raw.get("extra_args") or {}, "get": nsd.flat_get}
 
     vnfs, links = nsd.read_nsd(task_path, raw["topology"], values,
-                               nsd.Bindings(doc, at, bindings, options, pod_nodes))
+                               nsd.Bindings(doc, at, bindings, options, pod_nodes,
+                                            dict(global_options)))
     runner = specs.plugin_spec(raw.get("runner", specs.DEFAULT_RUNNER),
                                Where(doc, at + ("runner",)))
     traffic = traffic_options.read(doc, at, global_options, bindings, pod_nodes)

@@ -128,7 +128,7 @@ class NsbTrexProfile(TrafficProfile):
             flows = max((p.flows for p in packets if p.flows), default=None)
         return Trial(frame_size=self.frame, rate_pps=rate_pps,
                      duration_s=float(self.options["duration"]), flows=flows,
-                     packets=packets)
+                     packets=packets, reflected=bool(self.options.get("correlated_traffic")))
 
     def describe(self) -> dict:
         """The options, with the packet definitions as read (one line each) and the

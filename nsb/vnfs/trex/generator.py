@@ -59,6 +59,7 @@ class TrexTrafficGen(TrafficGen):
         self.server: TrexServer | None = None
         self._low_end: bool | None = None
         self._sending: list[streams.Path] = []  # the paths of the current trial
+        self._reflected = False  # the current trial's frames come back where they left
         self._silenced: SilencedPorts | None = None  # its kernel ports, as sinks
 
     # ports and paths
@@ -67,7 +68,9 @@ class TrexTrafficGen(TrafficGen):
         """The interfaces TRex drives, in TRex's port order (pairs side by side)."""
         node, where = self.node, self.spec.options_where
         if pairs is None:
-            linked = [i for _, i in node.dpdk_ports().items() if i.peer]
+            # linked ports, and those an NSB topology puts on a link without a cable
+            linked = [i for _, i in node.dpdk_ports().items()
+                      if i.peer or i.name in self.spec.networks]
             if len(linked) < 2 or len(linked) % 2:
                 names = ", ".join(i.name for i in linked) or "none"
                 raise where.error(f"TRex drives ports in pairs: {node.name} has "
@@ -104,7 +107,9 @@ class TrexTrafficGen(TrafficGen):
 
     @property
     def rx_ports(self) -> list[int]:
-        return sorted({p.rx for p in self._sending or self.paths})
+        """The ports the current trial's frames come back to (the sending ones when a
+        reflector returns them: NSB's correlated traffic)."""
+        return sorted({p.tx if self._reflected else p.rx for p in self._sending or self.paths})
 
     # configuration
 
@@ -277,6 +282,7 @@ class TrexTrafficGen(TrafficGen):
                 pg_ids.append(index + 1)
             client.add_streams(loaded, ports=[path.tx])
         self._sending = [path for path, _ in sending]
+        self._reflected = trial.reflected
         return pg_ids
 
     def _wait_traffic(self, trial: Trial) -> tuple[float, bool]:

@@ -1,0 +1,66 @@
+"""The options of the SampleVNF plugins: NSB's per-VNF keys and nsb's own."""
+
+from __future__ import annotations
+
+import copy
+
+DEFAULT_BIN_PATH = "/opt/nsb_bin"  # NSB's bin_path (nsb.conf of Yardstick)
+
+COMMON = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        # NSB's bin_path: the directory of the SampleVNF binaries on the node
+        "bin_path": {"type": "string", "minLength": 1, "default": DEFAULT_BIN_PATH},
+        # the binary itself (default <bin_path>/<vFW|vACL|vCGNAPT|UDP_Replay>)
+        "vnf_path": {"type": "string", "minLength": 1},
+        # NSB's core n of the generated layout runs on cores[n] (the last one beyond
+        # the list); default: NSB's core numbers as they are
+        "cores": {"type": "array", "minItems": 1, "maxItems": 128,
+                  "items": {"type": "integer", "minimum": 0, "maximum": 4095}},
+        # the EAL's memory (socket_mem), on hugepages nsb adds for the run
+        "memory_mb": {"type": "integer", "minimum": 64, "maximum": 262144, "default": 1000},
+        # auto: one 1 GB page where the node can add it, else 2 MB pages
+        "hugepage_size": {"enum": ["auto", "1G", "2M"], "default": "auto"},
+        # NSB's keys for its collectd and timeouts: nsb samples NFVi itself
+        "nfvi_enable": {"type": "boolean"},
+        "collectd": {"type": "object"},
+        "timeout": {"type": "number", "exclusiveMinimum": 0},
+        # NSB's "build SampleVNF from git on the node": nsb runs installed binaries
+        "vnf_deploy": {"enum": [False]},
+    },
+}
+
+_PIPELINE = {
+    # NSB's load balancing and workers ({lb_config, lb_count, worker_config,
+    # worker_threads, file}), checked by vnf_config.read
+    "vnf_config": {"type": ["object", "null"]},
+}
+_RULES = {
+    # NSB's ACL rules file (access-list-entries), relative to the task file
+    "rules": {"type": "string", "minLength": 1},
+}
+_CGNAPT = {
+    # NSB's NAPT mode: static adds a translation for each private port's gateway
+    "napt": {"enum": ["static", "dynamic"], "default": "static"},
+    # the first public address (NSB's 152.16.40.10; default: the scenario's
+    # flow.public_ip, else NSB's)
+    "public_ip": {"type": "string", "format": "ipv4",
+                  "pattern": r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$"},
+}
+_UDP_REPLAY = {
+    # NSB's hw_csum: checksums on the NIC (baremetal and SR-IOV), else --no-hw-csum
+    "hw_csum": {"type": "boolean", "default": False},
+}
+
+
+def schema(*extra: dict) -> dict:
+    built = copy.deepcopy(COMMON)
+    for more in extra:
+        built["properties"].update(copy.deepcopy(more))
+    return built
+
+
+FIREWALL = schema(_PIPELINE, _RULES)  # vFW, vACL
+CGNAPT = schema(_PIPELINE, _CGNAPT)
+UDP_REPLAY = schema(_UDP_REPLAY)

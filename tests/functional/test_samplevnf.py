@@ -1,0 +1,169 @@
+"""The real SampleVNF binaries (DPDK 17.05: vFW, vACL, vCGNAPT, UDP_Replay) in the lab,
+driven by the real TRex, every count checked against the VNF's own stats.
+
+The lab's ports are veths, which the VNFs take as af_packet ports. Such a port
+opens one socket per queue pair and the kernel spreads frames over all of them:
+NSB's software load-balancing layout (lb_config SW) uses one queue pair per port,
+so nothing is lost from the first frame; the run-to-completion layout (HW) uses
+two, and the second socket, which no pipeline reads, takes its share of the frames
+(the kernel hashes them over both) until its 512-frame ring is full: up to 512
+frames per port are lost. That test warms the ports up until a trial loses nothing,
+then counts.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nsb.packets import Direction, IpRange, PacketSpec, PortRange
+from nsb.trial import Trial
+from tests.conftest import ROOT, requires_root
+from tests.functional.lab import leftovers, results_of, start
+from tests.functional.trex_lab import env_with_trex, requires_trex, running
+
+SAMPLES = ROOT / "samples" / "samplevnf"
+VFW_TASK = SAMPLES / "tc_vfw_rfc2544.yaml"
+TOOLS = Path(os.environ.get("NSB_SAMPLEVNF_PATH") or
+             ROOT.parent / "shared" / "tools" / "samplevnf")
+POOLS = ("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+         "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
+BINARIES = ("vFW", "vACL", "vCGNAPT", "UDP_Replay")
+
+
+def requires_samplevnf():
+    if not (TOOLS / "vFW").exists():
+        pytest.skip(f"no SampleVNF binaries at {TOOLS} (set NSB_SAMPLEVNF_PATH)")
+
+
+@pytest.fixture(autouse=True)
+def _lab():
+    requires_root()
+    requires_trex()
+    requires_samplevnf()
+
+
+@pytest.fixture
+def pools():
+    """The hugepage pools before the test; after it, they must be as they were."""
+    before = [Path(p).read_text() for p in POOLS]
+    yield before
+    assert [Path(p).read_text() for p in POOLS] == before
+
+
+def lab_args(**more) -> dict:
+    return {"context": "netns", "bin_path": str(TOOLS), **more}
+
+
+def gone(task_id: str) -> list[str]:
+    """What a run left: the lab's usual suspects, DPDK 17.05's runtime files in
+    /var/run, hugetlbfs mounts and SampleVNF processes."""
+    found = leftovers(task_id)
+    found += [f"path {p}" for p in Path("/var/run").glob(f".nsb-{task_id}*")]
+    found += [f"mount {line}" for line in Path("/proc/mounts").read_text().splitlines()
+              if task_id in line]
+    procs = subprocess.run(["ps", "-eo", "pid=,comm="], capture_output=True, text=True).stdout
+    found += [f"process {line.strip()}" for line in procs.splitlines()
+              if line.split()[-1] in BINARIES]
+    return found
+
+
+def uplink(dst_port: int, dst: str = "198.18.2.2") -> PacketSpec:
+    """One flow from tg_0's network to ``dst`` (tg_0 xe1's network by default)."""
+    return PacketSpec("uplink_0", 0, Direction.UPLINK, src_ip=IpRange("198.18.1.2", "198.18.1.2"),
+                      dst_ip=IpRange(dst, dst), src_port=PortRange(1234, 1234),
+                      dst_port=PortRange(dst_port, dst_port), flows=1)
+
+
+def downlink(dst_port: int) -> PacketSpec:
+    return PacketSpec("downlink_0", 0, Direction.DOWNLINK,
+                      src_ip=IpRange("198.18.2.2", "198.18.2.2"),
+                      dst_ip=IpRange("198.18.1.2", "198.18.1.2"),
+                      src_port=PortRange(1234, 1234), dst_port=PortRange(dst_port, dst_port),
+                      flows=1)
+
+
+def delta(after: dict, before: dict, key: str) -> float:
+    return after.get(key, 0.0) - before.get(key, 0.0)
+
+
+def test_vfw_forwards_what_its_rules_accept_and_drops_the_rest(tmp_path, pools):
+    """vfw_rules.yaml drops UDP to ports 5000-5999 (action 1 uplink, 2 downlink);
+    NSB's default rules accept the rest (action 3 uplink, 4 downlink). One queue pair
+    per af_packet port (lb_config SW): every frame counts from the first trial on."""
+    with running(tmp_path, VFW_TASK, **lab_args()) as scenario:
+        gen, vfw = scenario.generator, scenario.vnfs[0]
+        task_id = gen.run.task_id
+        assert "qpairs" not in vfw.files()["vfw_config"]
+        before = vfw.collect_kpi()
+        passed = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(2001),), latency=False))
+        middle = vfw.collect_kpi()
+        blocked = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(5001),), latency=False))
+        back = gen.run_trial(Trial(64, 1500, 1.0, packets=(downlink(2001),), latency=False))
+        after = vfw.collect_kpi()
+    assert passed.tx_packets == 2000 and passed.rx_packets == passed.tx_packets
+    assert passed.ports["xe1"]["rx_packets"] == 2000
+    # vFW's own counters: what TRex sent came in; what TRex got back, its rule accepted
+    assert delta(middle, before, "packets_in") == passed.tx_packets
+    assert delta(middle, before, "action3_packets") == passed.rx_packets
+    assert delta(middle, before, "packets_acl_forwarded") == passed.rx_packets
+    assert blocked.tx_packets == 2000 and blocked.rx_packets == 0
+    assert delta(after, middle, "action1_packets") == blocked.tx_packets
+    assert delta(after, middle, "packets_dropped_without_rule") == blocked.tx_packets
+    assert back.rx_packets == back.tx_packets == 1500
+    assert back.ports["xe0"]["rx_packets"] == 1500
+    assert delta(after, middle, "action4_packets") == back.rx_packets
+    assert delta(after, before, "packets_in") == sum(r.tx_packets for r in (passed, blocked,
+                                                                            back))
+    assert gone(task_id) == []
+
+
+def test_vfw_run_to_completion_counts_exactly_after_the_warm_up(tmp_path, pools):
+    """lb_config HW: ARPICMP and the worker each send on their own queue, so each
+    af_packet port has two queue pairs and loses up to 512 frames to the socket
+    nothing reads. Once a warm-up trial lost nothing, every frame counts."""
+    with running(tmp_path, VFW_TASK, **lab_args(lb_config="HW")) as scenario:
+        gen, vfw = scenario.generator, scenario.vnfs[0]
+        task_id = gen.run.task_id
+        assert "vdev = net_af_packet0,iface=xe0,qpairs=2" in vfw.files()["vfw_config"]
+        both = (uplink(2001), downlink(2001))
+        lost = []
+        while not lost or lost[-1]:  # the rings of the sockets nothing reads fill up
+            warm = gen.run_trial(Trial(64, 2000, 1.0, packets=both, latency=False))
+            lost.append(warm.tx_packets - warm.rx_packets)
+            assert len(lost) <= 5, lost
+        before = vfw.collect_kpi()
+        trial = gen.run_trial(Trial(64, 4000, 1.0, packets=both, latency=False))
+        after = vfw.collect_kpi()
+    # the warm-up lost at most what the second sockets' rings hold, 512 frames per port
+    assert 0 <= sum(lost) <= 2 * 512, lost
+    assert trial.rx_packets == trial.tx_packets == 4000
+    assert delta(after, before, "packets_in") == trial.tx_packets
+    assert delta(after, before, "action3_packets") == trial.ports["xe1"]["rx_packets"] == 2000
+    assert delta(after, before, "action4_packets") == trial.ports["xe0"]["rx_packets"] == 2000
+    assert gone(task_id) == []
+
+
+def test_the_vfw_sample_runs_in_the_lab(results_conf, tmp_path, pools):
+    """``nsb task start`` of the sample: TRex's RFC 2544 search through vFW, vFW's
+    KPIs sampled after each trial and consistent with what TRex counted."""
+    results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0\n")
+    proc = start(results_conf, lab_args(duration_s=1), task=VFW_TASK, env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    assert result["throughput_pps"] > 0
+    by_trial = {k["trial_index"]: k["kpis"] for k in doc["kpis"] if k["source"] == "vnf__0"}
+    lossless = [t for t in doc["trials"] if t["rx_packets"] == t["tx_packets"]]
+    assert lossless, doc["trials"]
+    for trial in lossless:
+        # in a trial nothing was lost in, vFW received and accepted all TRex sent
+        now, prior = by_trial[trial["trial_index"]], by_trial.get(trial["trial_index"] - 1, {})
+        assert delta(now, prior, "packets_in") == trial["tx_packets"]
+        assert delta(now, prior, "action3_packets") + delta(now, prior, "action4_packets") \
+            == trial["rx_packets"]
+    assert gone(task_id) == []
