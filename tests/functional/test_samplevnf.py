@@ -167,3 +167,49 @@ def test_the_vfw_sample_runs_in_the_lab(results_conf, tmp_path, pools):
         assert delta(now, prior, "action3_packets") + delta(now, prior, "action4_packets") \
             == trial["rx_packets"]
     assert gone(task_id) == []
+
+
+CORRELATED_TASK = SAMPLES / "tc_vfw_correlated_rfc2544.yaml"
+
+
+def test_udp_replay_reflects_through_vfw_back_to_trex(tmp_path, pools):
+    """NSB's correlated traffic: TRex sends into vFW only; UDP_Replay on tg_1 sends each
+    frame back (addresses swapped: vFW's downlink rule, action 4, passes it); TRex
+    counts it on the port that sent it, the other port stays silent."""
+    with running(tmp_path, CORRELATED_TASK, **lab_args()) as scenario:
+        gen, vnfs = scenario.generator, {v.name: v for v in scenario.vnfs}
+        vfw, replay = vnfs["vnf__0"], vnfs["tg__1"]
+        task_id = gen.run.task_id
+        vfw_before, replay_before = vfw.collect_kpi(), replay.collect_kpi()
+        trial = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(2001),), latency=False,
+                                    reflected=True))
+        vfw_after, replay_after = vfw.collect_kpi(), replay.collect_kpi()
+    assert trial.tx_packets == trial.rx_packets == 2000
+    assert trial.ports == {"xe0": {"tx_packets": 2000, "rx_packets": 2000},
+                           "xe1": {"tx_packets": 0, "rx_packets": 0}}
+    assert delta(replay_after, replay_before, "port0_rx_packets") == 2000
+    assert delta(replay_after, replay_before, "port0_tx_packets") == 2000
+    assert delta(replay_after, replay_before, "packets_dropped") == 0
+    assert delta(vfw_after, vfw_before, "action3_packets") == 2000  # on its way out
+    assert delta(vfw_after, vfw_before, "action4_packets") == 2000  # reflected back
+    assert gone(task_id) == []
+
+
+def test_the_correlated_sample_runs_in_the_lab(results_conf, tmp_path, pools):
+    results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0\n")
+    proc = start(results_conf, lab_args(duration_s=1), task=CORRELATED_TASK,
+                 env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    assert result["throughput_pps"] > 0
+    for trial in doc["trials"]:  # uplinks only, back where they left
+        assert trial["ports"]["xe1"] == {"tx_packets": 0, "rx_packets": 0}, trial
+    replay = {k["trial_index"]: k["kpis"] for k in doc["kpis"] if k["source"] == "tg__1"}
+    lossless = [t for t in doc["trials"] if t["rx_packets"] == t["tx_packets"]]
+    assert lossless, doc["trials"]
+    for trial in lossless:
+        now, prior = replay[trial["trial_index"]], replay.get(trial["trial_index"] - 1, {})
+        assert delta(now, prior, "port0_tx_packets") == trial["rx_packets"]
+    assert gone(task_id) == []

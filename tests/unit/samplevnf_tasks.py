@@ -49,7 +49,10 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def plan_vnfs(task_file: Path) -> dict:
+def plan(task_file: Path) -> engine.Plan:
     task = loader.load(task_file, {})
-    plan = engine.plan(task, RunInfo(task_id=TASK_ID, task=task, results_dir=Path("/nowhere")))
-    return {vnf.name: vnf for vnf in plan.scenarios[0].vnfs}
+    return engine.plan(task, RunInfo(task_id=TASK_ID, task=task, results_dir=Path("/nowhere")))
+
+
+def plan_vnfs(task_file: Path) -> dict:
+    return {vnf.name: vnf for vnf in plan(task_file).scenarios[0].vnfs}
