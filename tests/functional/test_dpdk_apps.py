@@ -197,7 +197,8 @@ def test_l2fwd_forwards_frames_unchanged(tmp_path):
 
 
 def test_the_sample_runs_both_core_counts(results_conf, tmp_path):
-    """With TRex over memif where it is, else trafgen over veth."""
+    """trafgen over veth (l3fwd runs one lcore over memif), with a notice that says why
+    where TRex is installed."""
     results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0\n")
     with_trex = TREX_SERVER.exists()
     proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64],
@@ -205,7 +206,8 @@ def test_the_sample_runs_both_core_counts(results_conf, tmp_path):
                  **({"env": env_with_trex()} if with_trex else {}))
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
-    assert ("nsb: note" in err) != with_trex  # trafgen's notice only without TRex
+    assert ("with 2 cores trafgen sends over veth pairs" if with_trex else "TRex not found") \
+        in err
     task_id, doc = results_of(tmp_path / "results")
     assert [r["scenario"] for r in doc["results"]] == ["l3fwd_1core", "l3fwd_2cores"]
     for result in doc["results"]:
@@ -218,7 +220,9 @@ def test_the_sample_runs_both_core_counts(results_conf, tmp_path):
                    if k["source"] == "l3fwd0" and k["scenario"] == result["scenario"]}
         prior = samples.get(best["trial_index"] - 1, {})
         forwarded = samples[best["trial_index"]]["packets_fwd"] - prior.get("packets_fwd", 0)
-        assert forwarded == best["rx_packets"]
+        # a generator-limited trial may have lost frames on TRex's own af_packet receive
+        assert forwarded == best["rx_packets"] if best["verdict"] == "pass" \
+            else forwarded >= best["rx_packets"]
     assert "l3fwd_2cores" in out and "Frame (B)" in out
     assert leftovers(task_id) == []
     _no_process_of(L3FWD)

@@ -94,11 +94,14 @@ class L3fwdVnf(DpdkApp):
             raise where.error(f"'{options['lcores']}' names no CPU (write e.g. 1 or 0-1)",
                               "lcores")
         self.route_files = self._route_files(where)
-        if any(i.is_memif for i in self.interfaces) and len(self.lcore_list()) > 1:
-            LOG.warning("%s: a memif port has the queues its peer opens (TRex in low_end mode: "
-                        "one) and l3fwd sends from each lcore on a queue of its own: over memif "
-                        "only lcore %d, which reads queue 0 of each port, forwards", self.name,
-                        self.lcore_list()[0])
+        memif = [i.name for i in self.interfaces if i.is_memif]
+        if memif and len(self.lcore_list()) > 1:
+            raise where.error(
+                f"l3fwd over memif ({', '.join(memif)}) forwards on one lcore: it sends from "
+                f"each lcore on a queue of its own, and a memif port has only the queues its "
+                f"peer opens (TRex: one; a queue it lacks is the first ring again): give one "
+                f"lcore, or veth or NIC ports for {len(self.lcore_list())} lcores",
+                "lcores" if options.get("lcores") else "cores")
 
     def _route_files(self, where) -> tuple[str, str] | None:
         """The (IPv4, IPv6) route files nsb writes, or None (the user's or l3fwd's own)."""
