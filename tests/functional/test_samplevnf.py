@@ -14,11 +14,15 @@ then counts.
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from nsb.executors.local import call_in_netns
 from nsb.packets import Direction, IpRange, PacketSpec, PortRange
 from nsb.trial import Trial
 from tests.conftest import ROOT, requires_root
@@ -71,18 +75,17 @@ def gone(task_id: str) -> list[str]:
     return found
 
 
-def uplink(dst_port: int, dst: str = "198.18.2.2") -> PacketSpec:
-    """One flow from tg_0's network to ``dst`` (tg_0 xe1's network by default)."""
-    return PacketSpec("uplink_0", 0, Direction.UPLINK, src_ip=IpRange("198.18.1.2", "198.18.1.2"),
+def uplink(dst_port: int, dst: str = "198.18.2.2", src: str = "198.18.1.2") -> PacketSpec:
+    """One flow from ``src`` (tg_0 xe0's network) to ``dst`` (tg_0 xe1's network)."""
+    return PacketSpec("uplink_0", 0, Direction.UPLINK, src_ip=IpRange(src, src),
                       dst_ip=IpRange(dst, dst), src_port=PortRange(1234, 1234),
                       dst_port=PortRange(dst_port, dst_port), flows=1)
 
 
-def downlink(dst_port: int) -> PacketSpec:
+def downlink(dst_port: int, dst: str = "198.18.1.2") -> PacketSpec:
     return PacketSpec("downlink_0", 0, Direction.DOWNLINK,
-                      src_ip=IpRange("198.18.2.2", "198.18.2.2"),
-                      dst_ip=IpRange("198.18.1.2", "198.18.1.2"),
-                      src_port=PortRange(1234, 1234), dst_port=PortRange(dst_port, dst_port),
+                      src_ip=IpRange("198.18.2.2", "198.18.2.2"), dst_ip=IpRange(dst, dst),
+                      src_port=PortRange(2001, 2001), dst_port=PortRange(dst_port, dst_port),
                       flows=1)
 
 
@@ -212,4 +215,92 @@ def test_the_correlated_sample_runs_in_the_lab(results_conf, tmp_path, pools):
     for trial in lossless:
         now, prior = replay[trial["trial_index"]], replay.get(trial["trial_index"] - 1, {})
         assert delta(now, prior, "port0_tx_packets") == trial["rx_packets"]
+    assert gone(task_id) == []
+
+
+def with_sut(tmp_path: Path, plugin: str, rules: bool = True) -> Path:
+    """The vFW sample with another SampleVNF in vFW's place."""
+    copy = tmp_path / "samples"
+    shutil.copytree(ROOT / "samples", copy)
+    folder = copy / "samplevnf"
+    descriptor = folder / "vnf_descriptors" / "vfw.yaml"
+    descriptor.write_text(descriptor.read_text().replace("FWApproxVnf", plugin))
+    task = folder / VFW_TASK.name
+    if not rules:
+        task.write_text(task.read_text().replace("      rules: vfw_rules.yaml\n", ""))
+    return task
+
+
+class Capture:
+    """Frames arriving at an interface of a lab node (an af_packet socket in its
+    namespace, beside TRex's): their IPv4/UDP source and destination."""
+
+    def __init__(self, netns: str, iface: str):
+        def opened():
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+            sock.bind((iface, 0))
+            sock.settimeout(0.5)
+            return sock
+        self.sock = call_in_netns(f"/run/netns/{netns}", opened)
+
+    def addresses(self) -> set[tuple[str, int, str, int]]:
+        seen = set()
+        try:
+            while True:
+                frame = self.sock.recv(2048)
+                src, dst, sport, dport = struct.unpack("!4s4sHH", frame[26:38])
+                seen.add((socket.inet_ntoa(src), sport, socket.inet_ntoa(dst), dport))
+        except TimeoutError:
+            self.sock.close()
+            return seen
+
+
+def test_vacl_forwards_what_its_rules_accept_and_drops_the_rest(tmp_path, pools):
+    with running(tmp_path, with_sut(tmp_path, "AclApproxVnf"), **lab_args()) as scenario:
+        gen, acl = scenario.generator, scenario.vnfs[0]
+        task_id = gen.run.task_id
+        assert "p acl applyruleset" in acl.files()["acl_script"]
+        before = acl.collect_kpi()
+        passed = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(2001),), latency=False))
+        blocked = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(5001),), latency=False))
+        after = acl.collect_kpi()
+    assert passed.rx_packets == passed.tx_packets == 2000 and blocked.rx_packets == 0
+    assert delta(after, before, "packets_in") == 4000
+    assert delta(after, before, "packets_fwd") == passed.rx_packets
+    assert delta(after, before, "packets_dropped") == blocked.tx_packets
+    assert delta(after, before, "action1_packets") == blocked.tx_packets
+    assert delta(after, before, "action3_packets") == passed.rx_packets
+    assert gone(task_id) == []
+
+
+def test_vcgnapt_translates_the_private_gateway_to_the_public_address(tmp_path, pools):
+    """NSB's static NAPT: the private port's gateway (pod routing_table: 198.18.1.10)
+    leaves as 152.16.40.10 (NSB's first public address), port for port, and the
+    answers to that port come back to the gateway. vCGNAPT on the lab's two shared cores lets
+    frames out in bursts up to half a second apart: TRex waits for 1 s of quiet before
+    it counts (its drain_quiet_s)."""
+    task = with_sut(tmp_path, "CgnaptApproxVnf", rules=False)
+    with running(tmp_path, task, **lab_args()) as scenario:
+        gen, cgnapt = scenario.generator, scenario.vnfs[0]
+        task_id, netns = gen.run.task_id, gen.executor.netns
+        gen.options.update(drain_quiet_s=1.0, drain_timeout_s=5.0)
+        assert cgnapt.translations() == [
+            "p 5 entry addm 198.18.1.10 1 152.16.40.10 1 0 32 4095 4095 4095"]
+        before = cgnapt.collect_kpi()
+        out = Capture(netns, "xe1")
+        sent = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(2001, src="198.18.1.10"),),
+                                   latency=False))
+        out_addresses = out.addresses()
+        back = Capture(netns, "xe0")
+        answered = gen.run_trial(Trial(64, 1000, 1.0, packets=(downlink(1234, "152.16.40.10"),),
+                                       latency=False))
+        back_addresses = back.addresses()
+        after = cgnapt.collect_kpi()
+    assert sent.rx_packets == sent.tx_packets >= 2000
+    assert out_addresses == {("152.16.40.10", 1234, "198.18.2.2", 2001)}
+    assert answered.rx_packets == answered.tx_packets >= 1000
+    assert back_addresses == {("198.18.2.2", 2001, "198.18.1.10", 1234)}
+    both = sent.tx_packets + answered.tx_packets
+    assert delta(after, before, "packets_in") == both
+    assert delta(after, before, "packets_fwd") == both  # vCGNAPT's Translated
     assert gone(task_id) == []

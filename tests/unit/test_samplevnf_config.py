@@ -166,13 +166,16 @@ def test_vcgnapt_reference_task_timer_public_range_and_static_translation(ys):
     assert "[PIPELINE3]\ntype = TXRX\ncore = 1\npipeline_txrx_type = RXRX\n" in config
     worker = config[config.index("[PIPELINE5]"):config.index("[PIPELINE6]")]
     assert "type = CGNAPT\ncore = 3\npktq_in = SWQ4 SWQ5\npktq_out = SWQ6 SWQ7\n" in worker
-    # NSB writes the first balancer's public range as hex without its leading zero
-    assert "public_ip_port_range = 4040000:(1, 65535)\nvnf_set = (3,4,5)\n" in worker
+    # the first balancer's public range is the public address (flow.public_ip:
+    # 152.16.40.10), its dynamic ports above the static translation's: vCGNAPT refuses
+    # NSB's own (ports 1-65535, and the template's 4.4.0.0)
+    assert "public_ip_port_range = 9810280a:(4096, 65535)\nvnf_set = (3,4,5)\n" in worker
     assert "prv_que_handler = (0,)" in worker
     assert "p action" not in cgnapt.files()["cgnapt_script"]  # no flows for vCGNAPT
-    # NSB: p <SW_DEFAULT_CORE - 1> entry addm <xe0's gateway in routing_table> ...
+    # NSB's pipeline (SW_DEFAULT_CORE - 1) and addresses (xe0's gateway in routing_table,
+    # 152.16.40.10); ports 1-4095 of the gateway, port for port
     assert cgnapt.translations() == [
-        "p 5 entry addm 152.16.100.20 1 152.16.40.10 1 0 32 65535 65535 65535"]
+        "p 5 entry addm 152.16.100.20 1 152.16.40.10 1 0 32 4095 4095 4095"]
 
 
 def test_vcgnapt_dynamic_napt_translates_to_the_scenario_public_ip(ys):
@@ -181,6 +184,18 @@ def test_vcgnapt_dynamic_napt_translates_to_the_scenario_public_ip(ys):
     assert cgnapt.translations() == []
     # flow.public_ip: ["152.16.40.10"] of the task
     assert "public_ip_port_range = 9810280a:(1, 65535)" in cgnapt.files()["cgnapt_config"]
+    # without one, NSB's template's range, written as NSB writes it (no leading zero)
+    edit(ys / CGNAPT, '      public_ip: ["152.16.40.10"]\n', "")
+    cgnapt = plan_vnfs(ys / CGNAPT)["vnf__0"]
+    assert "public_ip_port_range = 4040000:(1, 65535)" in cgnapt.files()["cgnapt_config"]
+
+
+def test_vcgnapt_public_ip_option_moves_range_and_translations(ys):
+    edit(ys / CGNAPT, "      vnf_config:", "      public_ip: 10.9.8.7\n      vnf_config:")
+    cgnapt = plan_vnfs(ys / CGNAPT)["vnf__0"]
+    assert "public_ip_port_range = a090807:(4096, 65535)" in cgnapt.files()["cgnapt_config"]
+    assert cgnapt.translations() == [
+        "p 5 entry addm 152.16.100.20 1 10.9.8.7 1 0 32 4095 4095 4095"]
 
 
 def test_udp_replay_reference_task_command(ys):
