@@ -76,10 +76,15 @@ class Removed:
         return ", ".join(parts)
 
 
-def note_hugepages(task_id: str, pages: int) -> None:
-    """Write down that run ``task_id`` added ``pages`` (negative: gave back) 2 MB pages
-    to this machine's pool, for the next run to give back if this one is killed."""
-    path = STATE_DIR / f"{task_id}.hugepages"
+def _ledger(task_id: str, size: str) -> Path:
+    return STATE_DIR / (f"{task_id}.hugepages" if size == "2M" else f"{task_id}.hugepages-{size}")
+
+
+def note_hugepages(task_id: str, pages: int, size: str = "2M") -> None:
+    """Write down that run ``task_id`` added ``pages`` (negative: gave back) pages of
+    ``size`` (2M, 1G) to this machine's pool, for the next run to give back if this
+    one is killed."""
+    path = _ledger(task_id, size)
     try:
         total = _pages_noted(path) + pages
         if total > 0:
@@ -178,12 +183,15 @@ def _give_back_hugepages(task_id: str) -> int:
     that held them are gone); how many."""
     from nsb.executors.local import LocalExecutor
 
-    ledger = STATE_DIR / f"{task_id}.hugepages"
-    pages = _pages_noted(ledger)
-    if pages > 0:
-        hugepage_pool.shrink(LocalExecutor(), pages)
-    ledger.unlink(missing_ok=True)
-    return pages
+    given = 0
+    for size in ("2M", "1G"):
+        ledger = _ledger(task_id, size)
+        pages = _pages_noted(ledger)
+        if pages > 0:
+            hugepage_pool.shrink(LocalExecutor(), pages, size)
+            given += pages
+        ledger.unlink(missing_ok=True)
+    return given
 
 
 def _entry(path: Path) -> dict:
@@ -224,7 +232,8 @@ def remove_traces(task_id: str) -> Removed:
         if subprocess.run(["ip", "link", "delete", link], capture_output=True).returncode == 0:
             removed.items.append(f"link {link}")
     paths = [Path(f"/tmp/nsb-{task_id}"), *Path("/tmp").glob(f"nsb-{task_id}-*"),
-             *Path("/var/run/dpdk").glob(f"nsb-{task_id}-*")]
+             *Path("/var/run/dpdk").glob(f"nsb-{task_id}-*"),
+             *Path("/var/run").glob(f".nsb-{task_id}-*")]  # DPDK 17.05's (SampleVNFs)
     for directory in HUGEPAGE_DIRS:
         if directory.is_dir():
             paths += directory.glob(f"nsb-{task_id}-*")

@@ -1,4 +1,5 @@
-"""A node's pool of 2 MB hugepages: how many it has, and shrinking it again.
+"""A node's pool of hugepages (2 MB ones, or the 1 GB pool): how many it has, and
+shrinking it again.
 
 The primitive under the VNFs' reservations and the clean-up of killed runs; it
 keeps no books (the run registry does).
@@ -10,23 +11,29 @@ from nsb.executors.base import Executor
 
 POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 PAGE_MB = 2
+POOL_1G = "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"
 
 
-def count(executor: Executor) -> int:
-    return int(executor.run(["cat", POOL]).stdout.strip() or 0)
+def path(size: str = "2M") -> str:
+    """The pool of pages of ``size`` (2M or 1G)."""
+    return POOL_1G if size == "1G" else POOL
 
 
-def grow(executor: Executor, pages: int) -> tuple[int, int]:
+def count(executor: Executor, size: str = "2M") -> int:
+    return int(executor.run(["cat", path(size)]).stdout.strip() or 0)
+
+
+def grow(executor: Executor, pages: int, size: str = "2M") -> tuple[int, int]:
     """Ask for ``pages`` more; (pages before, pages added: fewer when memory is too
     fragmented)."""
-    before = count(executor)
-    executor.run(["sh", "-c", f'echo {before + pages} > "{POOL}"'])
-    return before, count(executor) - before
+    before = count(executor, size)
+    executor.run(["sh", "-c", f'echo {before + pages} > "{path(size)}"'])
+    return before, count(executor, size) - before
 
 
-def shrink(executor: Executor, pages: int) -> None:
+def shrink(executor: Executor, pages: int, size: str = "2M") -> None:
     """Take ``pages`` out of the pool (pages in use stay until they are freed)."""
     if pages <= 0:
         return
-    now = count(executor)
-    executor.run(["sh", "-c", f'echo {max(0, now - pages)} > "{POOL}"'], check=False)
+    now = count(executor, size)
+    executor.run(["sh", "-c", f'echo {max(0, now - pages)} > "{path(size)}"'], check=False)

@@ -25,8 +25,8 @@ for d in /proc/[0-9]*; do pid=${d#/proc/}
   [ "$pid" = "$$" ] && continue
   case "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" in *nsb-$id*) kill -9 "$pid" 2>/dev/null;; esac
 done; sleep 0.5
-rm -rf /var/run/dpdk/nsb-$id-* /dev/hugepages/nsb-$id-* /mnt/huge/nsb-$id-* \
-  /tmp/nsb-$id /tmp/nsb-$id-*'''
+rm -rf /var/run/dpdk/nsb-$id-* /var/run/.nsb-$id-* /dev/hugepages/nsb-$id-* \
+  /mnt/huge/nsb-$id-* /tmp/nsb-$id /tmp/nsb-$id-*'''
 
 
 def sign_in(executor: Executor, task_id: str) -> None:
@@ -58,9 +58,9 @@ def give_back(executor: Executor, alive: Callable[[str], bool]) -> list[str]:
             done.append(f"NIC {record.key} back on {record.value}")
         elif record.kind == "hugepages":
             pages = int(record.value) if record.value.isdigit() else 0
-            hugepage_pool.shrink(executor, pages)
+            hugepage_pool.shrink(executor, pages, record.key)  # key: 2M or 1G
             node_ledger.remove(executor, record)
-            done.append(f"{pages} hugepages")
+            done.append(f"{pages} hugepages" + (" of 1 GB" if record.key == "1G" else ""))
     if done:
         LOG.warning("%s: gave back what killed runs left: %s", executor.name, ", ".join(done))
     return done

@@ -13,11 +13,14 @@ then counts.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,7 @@ from nsb.packets import Direction, IpRange, PacketSpec, PortRange
 from nsb.trial import Trial
 from tests.conftest import ROOT, requires_root
 from tests.functional.lab import leftovers, results_of, start
+from tests.functional.test_faults import _events, _wait_for
 from tests.functional.trex_lab import env_with_trex, requires_trex, running
 
 SAMPLES = ROOT / "samples" / "samplevnf"
@@ -304,3 +308,35 @@ def test_vcgnapt_translates_the_private_gateway_to_the_public_address(tmp_path, 
     assert delta(after, before, "packets_in") == both
     assert delta(after, before, "packets_fwd") == both  # vCGNAPT's Translated
     assert gone(task_id) == []
+
+
+def test_after_sigkill_the_next_run_gives_back_what_vfw_had(results_conf, tmp_path, pools):
+    """nsb killed mid-trial: vFW ends with it (its pseudo-terminal closes, and with vFW
+    its mount namespace and hugetlbfs), but DPDK 17.05's /var/run files and the 1 GB
+    page stay; the next run removes them and gives the page back (the pools fixture
+    checks the pools afterwards)."""
+    killed = start(results_conf, lab_args(duration_s=5), task=VFW_TASK, env=env_with_trex())
+    task_id, _ = _wait_for(lambda: (e := _events(tmp_path / "results")) and
+                           "TrialStarted" in e[1] and e, killed, "trial")
+    killed.send_signal(signal.SIGKILL)
+    killed.communicate(timeout=30)
+    time.sleep(0.5)
+    left = gone(task_id)
+    assert not [item for item in left if "vFW" in item], "\n".join(left)
+    assert [item for item in left if f"/var/run/.nsb-{task_id}" in item], "\n".join(left)
+    assert not [line for line in Path("/proc/mounts").read_text().splitlines()
+                if task_id in line and "hugetlbfs" in line]
+    assert [Path(p).read_text() for p in POOLS] != pools  # its page is still out
+
+    conf = tmp_path / "second.conf"
+    conf.write_text(f"[DEFAULT]\nresults_dir = {tmp_path}/second\nlog_dir = {tmp_path}/logs\n"
+                    "nfvi_interval = 0\n")
+    after = start(conf, lab_args(duration_s=1), task=VFW_TASK, env=env_with_trex())
+    _, err = after.communicate(timeout=900)
+    assert after.returncode == 0, err
+    assert f"task {task_id} ended without cleaning up" in err
+    assert gone(task_id) == []
+    doc = json.loads((tmp_path / "results" / task_id / "results.json").read_text())
+    assert doc["task"]["status"] == "killed"
+    second_id, _ = results_of(tmp_path / "second")
+    assert gone(second_id) == []

@@ -15,11 +15,9 @@ import math
 import shlex
 from dataclasses import dataclass
 
-from nsb.errors import PrerequisiteError
+from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import Executor
 from nsb.vnfs import hugepages
-
-POOL_1G = "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"
 
 
 @dataclass
@@ -37,47 +35,29 @@ def pages_2m(memory_mb: int) -> int:
     return hugepages.pages_for(memory_mb) + 16
 
 
-def _count_1g(executor: Executor) -> int | None:
-    shown = executor.run(["cat", POOL_1G], check=False)
-    text = shown.stdout.strip()
-    return int(text) if shown.returncode == 0 and text.isdigit() else None
-
-
 def reserve(executor: Executor, memory_mb: int, who: str, task_id: str,
             page: str = "auto") -> Reserved:
     """Pages for ``memory_mb`` on the node: 1 GB ones when ``page`` allows and the node
-    can add them (memory compacted first), else 2 MB ones (``hugepages.reserve``)."""
+    can add them (memory compacted first), else 2 MB ones. Both are noted for the next
+    run to give back should this one be killed."""
     if page in ("auto", "1G"):
-        before = _count_1g(executor)
-        wanted = pages_1g(memory_mb)
-        if before is not None:
-            executor.run(["sh", "-c", "echo 1 > /proc/sys/vm/compact_memory"], check=False)
-            executor.run(["sh", "-c", f'echo {before + wanted} > "{POOL_1G}"'], check=False)
-            added = (_count_1g(executor) or 0) - before
-            if added >= wanted:
-                return Reserved("1G", added)
-            _shrink_1g(executor, max(0, added))
-        if page == "1G":
-            raise PrerequisiteError(f"{who}: could not add {wanted} 1 GB hugepage(s) on "
-                                    f"{executor.name} (hugepage_size: auto takes 2 MB pages "
-                                    "then)")
+        executor.run(["sh", "-c", "echo 1 > /proc/sys/vm/compact_memory"], check=False)
+        try:
+            return Reserved("1G", hugepages.reserve(executor, pages_1g(memory_mb), who,
+                                                    task_id, size="1G"))
+        except (PrerequisiteError, RunError, ValueError):
+            if page == "1G":  # the one line of reserve, or a node without the pool
+                raise PrerequisiteError(f"{who}: could not add {pages_1g(memory_mb)} 1 GB "
+                                        f"hugepage(s) on {executor.name} (hugepage_size: "
+                                        "auto takes 2 MB pages then)") from None
     return Reserved("2M", hugepages.reserve(executor, pages_2m(memory_mb), who, task_id))
 
 
 def release(executor: Executor, reserved: Reserved | None, task_id: str) -> None:
     if reserved is None or reserved.pages <= 0:
         return
-    if reserved.page == "1G":
-        _shrink_1g(executor, reserved.pages)
-    else:
-        hugepages.release(executor, reserved.pages, task_id)
+    hugepages.release(executor, reserved.pages, task_id, size=reserved.page)
     reserved.pages = 0
-
-
-def _shrink_1g(executor: Executor, pages: int) -> None:
-    now = _count_1g(executor)
-    if now is not None and pages > 0:
-        executor.run(["sh", "-c", f'echo {max(0, now - pages)} > "{POOL_1G}"'], check=False)
 
 
 def own_mount(directory: str, page: str) -> list[str]:
