@@ -211,6 +211,8 @@ def test_the_correlated_sample_runs_in_the_lab(results_conf, tmp_path, pools):
     task_id, doc = results_of(tmp_path / "results")
     (result,) = doc["results"]
     assert result["throughput_pps"] > 0
+    # NSB's Throughput of correlated traffic counts what came back twice
+    assert result["correlated_throughput_fps"] == pytest.approx(2 * result["throughput_pps"])
     for trial in doc["trials"]:  # uplinks only, back where they left
         assert trial["ports"]["xe1"] == {"tx_packets": 0, "rx_packets": 0}, trial
     replay = {k["trial_index"]: k["kpis"] for k in doc["kpis"] if k["source"] == "tg__1"}

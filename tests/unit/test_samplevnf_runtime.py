@@ -189,3 +189,23 @@ def test_loading_gives_vnfs_their_links_and_the_scenario_options(ys):
     assert dict(specs["tg__1"].networks) == {"xe0": "downlink_0"}
     assert dict(specs["tg__0"].networks) == {"xe0": "uplink_0", "xe1": "uplink_1"}
     assert specs["vnf__0"].scenario_options["traffic_type"] == 4
+
+
+def test_the_readmes_rules_file_is_read_as_vfw_reads_it(tmp_path):
+    """README.md's rules file example: it parses, and its rule comes first, before NSB's
+    default flows, with its priority."""
+    from nsb.task.documents import Where
+    from nsb.task.yaml_lines import parse
+    from nsb.vnfs.samplevnf import rules
+    from tests.doc_examples import ROOT
+    from tests.doc_examples import parse as examples_of
+
+    (block,) = [e for e in examples_of(ROOT / "README.md")
+                if e.kind == "checked-by" and "test_samplevnf_runtime.py" in e.note]
+    path = tmp_path / "rules.yaml"
+    path.write_text(block.text)
+    where = Where(parse("rules: rules.yaml\n", str(tmp_path / "task.yaml")), ("rules",))
+    flows = rules.read(path, where)
+    assert flows.actions == ((1, ("drop", "count")),)
+    assert flows.rules[0].command("vfw") == \
+        "p vfw add 0 198.18.1.0 24 198.18.0.0 15 0 65535 5000 5999 0 0 1"
