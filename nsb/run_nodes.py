@@ -43,8 +43,9 @@ def _node_needs(vnfs: list[Vnf]) -> dict[str, tuple]:
     for vnf in vnfs:
         node, binaries, nics, pool = needs.get(vnf.node.name, (vnf.node, [], [], False))
         binaries += [b for b in vnf.required_binaries() if b not in binaries]
-        nics += [i for i in vnf.dpdk_nics() if i not in nics]
-        pool = pool or bool(vnf.dpdk_nics() and not vnf.ADDS_HUGEPAGES)
+        own = vnf.dpdk_nics()
+        nics += [i for i in own if i not in nics]
+        pool = pool or bool(own and not vnf.ADDS_HUGEPAGES)
         needs[vnf.node.name] = (node, binaries, nics, pool)
     return needs
 
