@@ -11,6 +11,7 @@ import argparse
 from nsb.cli.options import add_results_dir, command_group
 from nsb.cli.sla_gate import add_gate_options, cmd_task_gate
 from nsb.cli.task_history import cmd_task_list, cmd_task_show
+from nsb.cli.task_info import register as register_task_info
 from nsb.cli.task_plan import cmd_task_validate
 from nsb.cli.task_start import cmd_task_start
 
@@ -23,6 +24,7 @@ def register(subparsers) -> None:
     _add_list(actions)
     _add_show(actions)
     _add_validate(actions)
+    register_task_info(actions)
 
 
 def _add_task_file(parser: argparse.ArgumentParser) -> None:

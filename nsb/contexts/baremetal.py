@@ -20,10 +20,12 @@ class BaremetalContext(Context):
         "required": ["file"],
         "additionalProperties": False,
         "properties": {
-            "name": {"type": "string"},
-            "file": {"type": "string", "minLength": 1},
-            "nfvi_type": {"type": "string"},
-            "links": topology.LINKS_SCHEMA,
+            "name": {"type": "string", "description": "the context's name"},
+            "file": {"type": "string", "minLength": 1, "description": "an NSB pod file: SSH "
+                     "access and NICs per node (relative to the task file)"},
+            "nfvi_type": {"type": "string", "description": "NSB's NFVi collector type"},
+            "links": {**topology.LINKS_SCHEMA, "description": "cables between node:interface "
+                      "ends: [a:if, b:if], or {ends: [a:if, b:if], via: bridge}"},
         },
     }
 

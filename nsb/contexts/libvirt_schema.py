@@ -42,15 +42,18 @@ OPTIONS = {
         "name": {"type": "string"},
         "uri": {"type": "string", "default": libvirt_host.DEFAULT_URI},
         "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
-        # host programs (a PROX build, say) put into nsb's guest with their libraries
-        "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
+        "guest_binaries": {"description": "host programs (a PROX build, say) put into nsb's guest "
+                                          "with their libraries",
+                           "type": "array", "items": {"type": "string", "minLength": 1},
                            "default": []},
-        # host files or directories put into nsb's guest at the same paths (what those
-        # programs read that is no library: Open vSwitch's schema, say)
-        "guest_files": {"type": "array", "items": {"type": "string", "minLength": 1},
+        "guest_files": {"description": "host files or directories put into nsb's guest at the same"
+                                       " paths (what those programs read that is no library: Open "
+                                       "vSwitch's schema, say)",
+                        "type": "array", "items": {"type": "string", "minLength": 1},
                         "default": []},
-        # a VM with vhost-user NICs starts once its switch connected
-        "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
+        "switch_timeout_s": {"description": "a VM with vhost-user NICs starts once its switch "
+                                            "connected",
+                             "type": "number", "exclusiveMinimum": 0, "default": 60},
         "vms": {"type": "object", "minProperties": 1,
                 "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
                 "additionalProperties": VM},

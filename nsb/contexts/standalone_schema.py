@@ -13,8 +13,9 @@ _NETWORK = {
     "type": "object",
     "required": ["phy_port", "vpci", "cidr"],
     "properties": {
-        # the host's NIC (PCI); nsb: or an interface name (an af_packet port in the lab)
-        "phy_port": {"type": "string", "anyOf": [{"pattern": _PCI},
+        "phy_port": {"description": "the host's NIC (PCI); nsb: or an interface name (an af_packet"
+                                    " port in the lab)",
+                     "type": "string", "anyOf": [{"pattern": _PCI},
                                                  {"pattern": "^[A-Za-z0-9_.-]{1,15}$"}]},
         "vpci": {"type": "string", "pattern": _PCI},
         "cidr": {"type": "string"},
@@ -82,15 +83,15 @@ OPTIONS = {
         "networks": {"type": "object", "minProperties": 1, "additionalProperties": _NETWORK},
         "links": topology.LINKS_SCHEMA,
         "nfvi_type": {"type": "string"},
-        # nsb's: how the VMs are run on the host
-        "domain_type": {"enum": ["kvm", "qemu"], "default": "kvm"},
+        "domain_type": {"description": "nsb's: how the VMs are run on the host",
+                        "enum": ["kvm", "qemu"], "default": "kvm"},
         "libvirt_uri": {"type": "string", "description": "default: qemu+ssh to the host"},
         "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 180},
         "switch_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
         "guest_hugepages": {"type": "integer", "minimum": 0, "default": 0},
-        # how nsb's guest has its NICs (guest_nics); vfio-pci's virtual IOMMU is not
-        # for vhost-user NICs
-        "nic_driver": {"enum": [guest_nics.DEFAULT, guest_nics.KERNEL],
+        "nic_driver": {"description": "how nsb's guest has its NICs (guest_nics); vfio-pci's "
+                                      "virtual IOMMU is not for vhost-user NICs",
+                       "enum": [guest_nics.DEFAULT, guest_nics.KERNEL],
                        "default": guest_nics.DEFAULT},
         "guest_binaries": {"type": "array", "items": {"type": "string", "minLength": 1},
                            "default": []},

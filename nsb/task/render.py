@@ -89,16 +89,22 @@ def names_used() -> Iterator[set]:
         _NAMES_USED.reset(token)
 
 
+# values nsb gives NSB's topology and traffic profile files: never a task arg to suggest
+NSB_PROVIDED = frozenset({"get", "extra_args", "range", "machine", "imix", "flow", "uplink",
+                          "downlink", "page_object", "simulated_users"})
+
+
 def check_args_used(task_args: dict, used: set, source: str = "--task-args") -> None:
     """A task arg no template reads would change nothing: one line naming it."""
     for name in sorted(task_args):
         if name not in used:
-            known = sorted(n for n in used if n not in ("get", "extra_args", "range"))
+            known = sorted(n for n in used if n not in NSB_PROVIDED)
             hint = difflib.get_close_matches(name, known, n=1)
             did = f" (did you mean '{hint[0]}'?)" if hint else ""
             listed = ", ".join(known) if known else "none"
             raise TaskError(f"'{name}' is not used by the task's templates{did}; they read: "
-                            f"{listed}", source)
+                            f"{listed} (`nsb task args FILE` lists them with their defaults)",
+                            source)
 
 
 class ArgText(str):

@@ -38,9 +38,10 @@ class BinSearchProfile(TrafficProfile):
             "confirmation": {"type": "integer", "minimum": 0, "default": 0},
             "verification_trials": {"type": "integer", "minimum": 0, "default": 0},
             "latency_at": common.LATENCY_AT,
-            # false: the search's trials measure throughput only and latency is measured
-            # after it, in one trial at the throughput found (RFC 2544 section 26.2)
-            "search_latency": {"type": "boolean", "default": True},
+            "search_latency": {"description": "false: the search's trials measure throughput only "
+                                              "and latency is measured after it, in one trial at "
+                                              "the throughput found (RFC 2544 section 26.2)",
+                               "type": "boolean", "default": True},
         },
     }
 

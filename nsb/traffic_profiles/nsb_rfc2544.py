@@ -42,8 +42,9 @@ class Rfc2544Profile(NsbTrexProfile):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            # % of line rate; null (NSB's template without extra_args) is 100
-            "frame_rate": {"anyOf": [
+            "frame_rate": {"description": "% of line rate; null (NSB's template without "
+                                          "extra_args) is 100",
+                           "anyOf": [
                 {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
                 {"type": "string", "pattern": r"^\s*([0-9]*\.[0-9]+|[0-9]+)\s*%?\s*$"},
                 {"type": "null"}], "default": 100},

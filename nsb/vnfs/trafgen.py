@@ -57,12 +57,14 @@ class TrafgenGenerator(TrafficGen):
             "generator_tolerance_pct": {"type": "number", "exclusiveMinimum": 0,
                                         "maximum": 50, "default": 5},
             "drain_timeout_s": {"type": "number", "minimum": 0, "default": 2.0},
-            # how long the receive counters must stay still for the trial to be over
-            # (a VM under TCG holds frames for tens of milliseconds)
-            "drain_quiet_s": {"type": "number", "minimum": 0, "default": 0.02},
-            # received frames: those with the trial's UDP port, or all the port got
-            # (for a DUT that rewrites UDP ports)
-            "count_received": {"enum": ["trial_port", "link"], "default": "trial_port"},
+            "drain_quiet_s": {"description": "how long the receive counters must stay still for "
+                                             "the trial to be over (a VM under TCG holds frames "
+                                             "for tens of milliseconds)",
+                              "type": "number", "minimum": 0, "default": 0.02},
+            "count_received": {"description": "received frames: those with the trial's UDP port, "
+                                              "or all the port got (for a DUT that rewrites UDP "
+                                              "ports)",
+                               "enum": ["trial_port", "link"], "default": "trial_port"},
             "startup_allowance_s": {"type": "number", "minimum": 0, "default": 1.0},
         },
     }

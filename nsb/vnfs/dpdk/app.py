@@ -23,9 +23,9 @@ LOG = logging.getLogger(__name__)
 
 # options every DPDK application takes (its OPTIONS_SCHEMA adds its own)
 EAL_OPTIONS = {
-    # EAL: memory per NUMA node instead of memory_mb (NICs on one socket), and
-    # the memory channels (-n) of the node's CPUs
-    "socket_mem": {"type": "string", "pattern": "^[0-9]+(,[0-9]+)*$"},
+    "socket_mem": {"description": "EAL: memory per NUMA node instead of memory_mb (NICs on one "
+                                  "socket), and the memory channels (-n) of the node's CPUs",
+                   "type": "string", "pattern": "^[0-9]+(,[0-9]+)*$"},
     "memory_channels": {"type": "integer", "minimum": 1, "maximum": 16},
     "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
     "af_packet_framecnt": {"type": "integer", "minimum": 64, "default": 4096},

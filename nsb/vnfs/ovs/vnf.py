@@ -39,8 +39,9 @@ class OvsVnf(Vnf):
             "dpdk_init": {"type": "boolean", "default": False},
             "dpdk_socket_mem": {"type": "string", "pattern": "^[0-9]+(,[0-9]+)*$"},
             "dpdk_extra": {"type": "string"},
-            # the vswitchd to run: Debian's DPDK build when dpdk_init, else the system one
-            "vswitchd_path": {"type": "string"},
+            "vswitchd_path": {"description": "the vswitchd to run: Debian's DPDK build when "
+                                             "dpdk_init, else the system one",
+                              "type": "string"},
             "dpdk_lcore_mask": {"type": "string", "pattern": "^(0x)?[0-9a-fA-F]+$"},
             "pmd_cpu_mask": {"type": "string", "pattern": "^(0x)?[0-9a-fA-F]+$"},
             "max_idle": {"type": "integer", "minimum": 0},

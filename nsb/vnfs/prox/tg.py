@@ -96,11 +96,13 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         "additionalProperties": False,
         "properties": {
             **PROX_OPTIONS,
-            # two snapshot periods at PROX's default refresh (1 s), with room to spare
-            "drain_timeout_s": {"type": "number", "minimum": 0, "default": 3.0},
-            # how long the received count must rest before a trial is over (0: one
-            # unchanged snapshot); a VM under TCG delivers what it holds with pauses
-            "drain_quiet_s": {"type": "number", "minimum": 0, "default": 0.0},
+            "drain_timeout_s": {"description": "two snapshot periods at PROX's default refresh (1 "
+                                               "s), with room to spare",
+                                "type": "number", "minimum": 0, "default": 3.0},
+            "drain_quiet_s": {"description": "how long the received count must rest before a trial"
+                                             " is over (0: one unchanged snapshot); a VM under TCG"
+                                             " delivers what it holds with pauses",
+                              "type": "number", "minimum": 0, "default": 0.0},
             "generator_tolerance_pct": {"type": "number", "minimum": 0, "maximum": 100,
                                         "default": 5.0},
         },

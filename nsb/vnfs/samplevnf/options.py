@@ -10,47 +10,57 @@ COMMON = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        # NSB's bin_path: the directory of the SampleVNF binaries on the node
-        "bin_path": {"type": "string", "minLength": 1, "default": DEFAULT_BIN_PATH},
-        # the binary itself (default <bin_path>/<vFW|vACL|vCGNAPT|UDP_Replay>)
-        "vnf_path": {"type": "string", "minLength": 1},
-        # NSB's core n of the generated layout runs on cores[n] (the last one beyond
-        # the list); default: NSB's core numbers as they are
-        "cores": {"type": "array", "minItems": 1, "maxItems": 128,
+        "bin_path": {"description": "NSB's bin_path: the directory of the SampleVNF binaries on "
+                                    "the node",
+                     "type": "string", "minLength": 1, "default": DEFAULT_BIN_PATH},
+        "vnf_path": {"description": "the binary itself (default "
+                                    "<bin_path>/<vFW|vACL|vCGNAPT|UDP_Replay>)",
+                     "type": "string", "minLength": 1},
+        "cores": {"description": "NSB's core n of the generated layout runs on cores[n] (the last "
+                                 "one beyond the list); default: NSB's core numbers as they are",
+                  "type": "array", "minItems": 1, "maxItems": 128,
                   "items": {"type": "integer", "minimum": 0, "maximum": 4095}},
-        # the EAL's memory (socket_mem), on hugepages nsb adds for the run
-        "memory_mb": {"type": "integer", "minimum": 64, "maximum": 262144, "default": 1000},
-        # auto: one 1 GB page where the node can add it, else 2 MB pages
-        "hugepage_size": {"enum": ["auto", "1G", "2M"], "default": "auto"},
-        # NSB's keys for its collectd and timeouts: nsb samples NFVi itself
-        "nfvi_enable": {"type": "boolean"},
+        "memory_mb": {"description": "the EAL's memory (socket_mem), on hugepages nsb adds for the"
+                                     " run",
+                      "type": "integer", "minimum": 64, "maximum": 262144, "default": 1000},
+        "hugepage_size": {"description": "auto: one 1 GB page where the node can add it, else 2 MB"
+                                         " pages",
+                          "enum": ["auto", "1G", "2M"], "default": "auto"},
+        "nfvi_enable": {"description": "NSB's keys for its collectd and timeouts: nsb samples NFVi"
+                                       " itself",
+                        "type": "boolean"},
         "collectd": {"type": "object"},
         "timeout": {"type": "number", "exclusiveMinimum": 0},
-        # NSB's "build SampleVNF from git on the node": nsb runs installed binaries
-        "vnf_deploy": {"enum": [False]},
+        "vnf_deploy": {"description": "NSB's \"build SampleVNF from git on the node\": nsb runs "
+                                      "installed binaries",
+                       "enum": [False]},
     },
 }
 
 _PIPELINE = {
-    # NSB's load balancing and workers ({lb_config, lb_count, worker_config,
-    # worker_threads, file}), checked by vnf_config.read
-    "vnf_config": {"type": ["object", "null"]},
+    "vnf_config": {"description": "NSB's load balancing and workers ({lb_config, lb_count, "
+                                  "worker_config, worker_threads, file}), checked by "
+                                  "vnf_config.read",
+                   "type": ["object", "null"]},
 }
 _RULES = {
-    # NSB's ACL rules file (access-list-entries), relative to the task file
-    "rules": {"type": "string", "minLength": 1},
+    "rules": {"description": "NSB's ACL rules file (access-list-entries), relative to the task "
+                             "file",
+              "type": "string", "minLength": 1},
 }
 _CGNAPT = {
-    # NSB's NAPT mode: static adds a translation for each private port's gateway
-    "napt": {"enum": ["static", "dynamic"], "default": "static"},
-    # the first public address (NSB's 152.16.40.10; default: the scenario's
-    # flow.public_ip, else NSB's)
-    "public_ip": {"type": "string", "format": "ipv4",
+    "napt": {"description": "NSB's NAPT mode: static adds a translation for each private port's "
+                            "gateway",
+             "enum": ["static", "dynamic"], "default": "static"},
+    "public_ip": {"description": "the first public address (NSB's 152.16.40.10; default: the "
+                                 "scenario's flow.public_ip, else NSB's)",
+                  "type": "string", "format": "ipv4",
                   "pattern": r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$"},
 }
 _UDP_REPLAY = {
-    # NSB's hw_csum: checksums on the NIC (baremetal and SR-IOV), else --no-hw-csum
-    "hw_csum": {"type": "boolean", "default": False},
+    "hw_csum": {"description": "NSB's hw_csum: checksums on the NIC (baremetal and SR-IOV), else "
+                               "--no-hw-csum",
+                "type": "boolean", "default": False},
 }
 
 
