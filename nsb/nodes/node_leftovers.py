@@ -3,13 +3,17 @@
 The node's ledger (``node_ledger``) names the run that made each change; a run of
 this controller that is no longer alive gets its processes stopped (the ones nsb
 starts over SSH run detached and outlive it), its DPDK runtime dirs, hugepage
-files and work dirs removed, its NICs put back on their drivers and its hugepages
-taken out of the pool again. Records of another controller are left to it.
+files and work dirs removed, its NICs put back on their drivers, its hugepages
+taken out of the pool again and the undo scripts it left run (a VNF that changed
+the node's own configuration, such as Linux forwarding, writes one before it changes
+anything). Records of another controller are left to it.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
+import shlex
 from collections.abc import Callable
 
 from nsb.executors.base import Executor
@@ -38,6 +42,13 @@ def sign_off(executor: Executor, task_id: str) -> None:
     node_ledger.remove(executor, _run_record(task_id))
 
 
+def undo_record(task_id: str, key: str, script: str) -> node_ledger.Record:
+    """A ledger record whose script gives back what ``key`` (e.g. a VNF) changed on the
+    node, run by the next run's ``give_back`` should this one be killed."""
+    value = base64.b64encode(script.encode()).decode()
+    return node_ledger.Record(task_id, "undo", key, value, node_ledger.controller())
+
+
 def _run_record(task_id: str) -> node_ledger.Record:
     return node_ledger.Record(task_id, "run", "nsb", "-", node_ledger.controller())
 
@@ -56,6 +67,11 @@ def give_back(executor: Executor, alive: Callable[[str], bool]) -> list[str]:
         elif record.kind == "nic":
             nic_binding.give_back(executor, record)
             done.append(f"NIC {record.key} back on {record.value}")
+        elif record.kind == "undo":
+            executor.run(["sh", "-c", f"echo {shlex.quote(record.value)} | base64 -d | sh"],
+                         check=False, timeout=60)
+            node_ledger.remove(executor, record)
+            done.append(f"what {record.key} changed")
         elif record.kind == "hugepages":
             pages = int(record.value) if record.value.isdigit() else 0
             hugepage_pool.shrink(executor, pages, record.key)  # key: 2M or 1G

@@ -197,8 +197,8 @@ def test_l2fwd_forwards_frames_unchanged(tmp_path):
 
 
 def test_the_sample_runs_both_core_counts(results_conf, tmp_path):
-    """trafgen over veth (l3fwd runs one lcore over memif), with a notice that says why
-    where TRex is installed."""
+    """TRex (where installed, else trafgen) over veth (l3fwd runs one lcore over memif),
+    with a notice that says why."""
     results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0\n")
     with_trex = TREX_SERVER.exists()
     proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64],
@@ -206,7 +206,7 @@ def test_the_sample_runs_both_core_counts(results_conf, tmp_path):
                  **({"env": env_with_trex()} if with_trex else {}))
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
-    assert ("with 2 cores trafgen sends over veth pairs" if with_trex else "TRex not found") \
+    assert ("with 2 cores trex sends over veth pairs" if with_trex else "TRex not found") \
         in err
     task_id, doc = results_of(tmp_path / "results")
     assert [r["scenario"] for r in doc["results"]] == ["l3fwd_1core", "l3fwd_2cores"]

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from nsb.executors.local import NetnsExecutor
+from nsb.nodes import node_ledger, node_leftovers
 from nsb.nodes.node import Interface
 from nsb.vnfs.generic.router_addresses import port_plan
 from nsb.vnfs.generic.router_state import LinuxRouter
@@ -182,6 +183,40 @@ def test_router_state_while_it_runs_and_after(tmp_path):
     assert any('"dst": "10.40.0.0/24"' in r and '"gateway": "172.20.0.1"' in r and "onlink" in r
                for r in during["xe0"]["routes"])
     assert after == before and before["ip_forward"] == "0" and not before["xe0"]["up"]
+
+
+def test_router_changes_are_given_back_after_a_killed_run(tmp_path):
+    """The way back that a router on a pod's server writes in the node's ledger before
+    it changes anything: run by the next run's give-back when the router's run was
+    killed (it never restored anything itself)."""
+    ns, task_id = "nsb-routerkill", "261126-000000-dead01"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for argv in (["link", "add", "xe0", "type", "veth", "peer", "name", "gen0"],
+                     ["link", "set", "gen0", "address", "02:00:00:00:aa:01"],
+                     ["link", "set", "xe0", "up"], ["addr", "add", "10.8.0.9/16", "dev", "xe0"],
+                     ["neigh", "replace", "10.8.0.1", "lladdr", "02:de:ad:be:ef:01", "dev", "xe0",
+                      "nud", "permanent"],
+                     ["route", "add", "198.51.100.0/24", "via", "10.8.0.1", "dev", "xe0"]):
+            subprocess.run(["ip", "-n", ns, *argv], check=True)
+        executor = NetnsExecutor(ns)
+        before = _state(ns, ("xe0",))
+        port = Interface("xe0", ip="172.20.0.254/24", peer_mac="02:00:00:00:aa:01",
+                         peer_ip="172.20.0.1/24")
+        router = LinuxRouter(executor, [port_plan(port, ["172.20.0.5", "10.40.0.0/24"])],
+                             {"xe0": "xe0"})
+        router.save()
+        node_ledger.write(executor, node_leftovers.undo_record(task_id, "router0",
+                                                               router.restore_script()))
+        router.apply()
+        assert _state(ns, ("xe0",)) != before
+        done = node_leftovers.give_back(executor, alive=lambda task: task != task_id)
+        after = _state(ns, ("xe0",))
+        left = [r for r in node_ledger.read_all(executor) if r.task_id == task_id]
+    finally:
+        subprocess.run(["ip", "netns", "delete", ns], check=True)
+    assert done == ["what router0 changed"] and left == []
+    assert after == before and before["xe0"]["up"] and before["ip_forward"] == "0"
 
 
 # the command VNF

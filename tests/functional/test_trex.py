@@ -304,7 +304,8 @@ def test_trex_on_a_pod_node_over_ssh(results_conf, tmp_path):
     assert result["throughput_pps"] > 0
     assert doc["plan"]["context"]["type"] == "baremetal"
     tg = doc["plan"]["scenarios"][0]["traffic_generator"]["tg0"]
-    assert "- xe0\n" in tg["trex_cfg.yaml"]  # the node's kernel interface, af_packet
+    # the node's kernel interface, an af_packet port with nsb's receive ring
+    assert "- --vdev=net_af_packet0,iface=xe0," in tg["trex_cfg.yaml"]
     for trial in doc["trials"]:
         assert 0 <= trial["rx_packets"] <= trial["tx_packets"]
     assert leftovers(task_id) == []

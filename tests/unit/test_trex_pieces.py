@@ -1,6 +1,7 @@
 """The TRex generator's pieces that need no TRex: its config file, the reason quoted
 from its log, latency from its pg_id statistics, a trial's verdict on its counters."""
 
+import dataclasses
 import os
 
 import yaml
@@ -39,7 +40,13 @@ def test_lab_ports_are_vdevs_or_kernel_interfaces():
     assert cfg["interfaces"][1].startswith("--vdev=net_memif1,id=0,role=master,socket=/tmp/m1.sock")
     kernel = [_iface("xe0"), _iface("xe1")]
     (cfg,) = yaml.safe_load(trex_cfg.render(kernel, SETTINGS))
-    assert cfg["interfaces"] == ["xe0", "xe1"]  # TRex makes them af_packet ports
+    # af_packet ports with a receive ring of 4096 frames (TRex's own drops frames)
+    assert cfg["interfaces"] == [
+        f"--vdev=net_af_packet{n},iface=xe{n},blocksz=4096,framesz=2048,framecnt=4096"
+        for n in (0, 1)]
+    (cfg,) = yaml.safe_load(trex_cfg.render(
+        kernel, dataclasses.replace(SETTINGS, af_packet_framecnt=512)))
+    assert cfg["interfaces"][1].endswith(",iface=xe1,blocksz=4096,framesz=2048,framecnt=512")
     vhost = [_iface("xe0", kind="vhostuser"), _iface("xe1", kind="vhostuser")]
     (cfg,) = yaml.safe_load(trex_cfg.render(vhost, SETTINGS, {"xe0": "/v/a", "xe1": "/v/b"}))
     assert cfg["interfaces"] == ["--vdev=net_virtio_user0,path=/v/a,server=1,queues=1",

@@ -1,7 +1,9 @@
 """NSB's ``RouterVNF``: the node's own Linux kernel forwards IP between its ports.
 
 Nothing is started: the router is configured over the node's executor (a netns
-lab node, or a pod's server over SSH) and given back as it was at teardown.
+lab node, or a pod's server over SSH) and given back as it was at teardown; on a
+pod's server the way back is first written in the node's ledger, so that the next
+run gives it back when this one is killed.
 Its KPIs are the kernel's interface counters of its ports since it was set up.
 """
 
@@ -11,6 +13,8 @@ import logging
 import time
 
 from nsb.errors import RunError
+from nsb.executors.local import LocalExecutor
+from nsb.nodes import node_ledger, node_leftovers
 from nsb.vnfs import link_counters
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.generic import router_addresses
@@ -68,6 +72,7 @@ class RouterVnf(Vnf):
                 raise where.error(f"port {iface.name}: {exc}{_source(options, iface.name)}",
                                   *_key(options, iface.name)) from None
         self.router: LinuxRouter | None = None
+        self._undo: node_ledger.Record | None = None  # in the node's ledger while applied
         self._base: dict = {}
 
     def required_binaries(self) -> list[str]:
@@ -82,6 +87,10 @@ class RouterVnf(Vnf):
         devices = kernel_names(self.executor, self.interfaces)
         self.router = LinuxRouter(self.executor, self.plans, devices)
         self.router.save()
+        if not isinstance(self.executor, LocalExecutor):  # a lab node ends with its netns
+            self._undo = node_leftovers.undo_record(self.run.task_id, self.name,
+                                                    self.router.restore_script())
+            node_ledger.write(self.executor, self._undo)
         self.router.apply()
         self._base = link_counters.read(self.executor)
         LOG.info("%s: Linux forwarding on %s between %s", self.name, self.node.name,
@@ -130,6 +139,9 @@ class RouterVnf(Vnf):
         if self.router is not None:
             self.router.restore()
             self.router = None
+        if self._undo is not None:
+            node_ledger.remove(self.executor, self._undo)
+            self._undo = None
 
 
 def _key(options: dict, port: str) -> tuple:

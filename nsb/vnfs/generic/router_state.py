@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 from dataclasses import dataclass, field
 
 from nsb.errors import RunError
@@ -128,36 +129,32 @@ class LinuxRouter:
         if not self._applied:
             return
         self._applied = False
+        for argv, stdin in self.restore_steps():
+            self._quiet(argv, stdin)
+
+    def restore_steps(self) -> list[tuple[list[str], str]]:
+        """The commands (argv, stdin) that give the node back as ``save`` found it: run
+        by ``restore``, and kept on the node as a script for a run that is killed."""
+        steps: list[tuple[list[str], str]] = []
         undo = [f"neigh del {a} dev {self.devices[p.port]}" for p in self.plans
                 for a in p.neighbours]
         undo += [f"route del {net} dev {self.devices[p.port]}" for p in self.plans
                  for net in p.routes]
         if undo:
-            self.executor.run(["ip", "-force", "-batch", "-"], input="\n".join(undo) + "\n",
-                              check=False)
+            steps.append((["ip", "-force", "-batch", "-"], "\n".join(undo) + "\n"))
         for state in self.saved_ports:
-            self._restore_port(state)
-        for key, value in self.saved_sysctls.items():
-            self._set(key, value)
+            steps += [(argv, "") for argv in _port_steps(state)]
+        steps += [(["sysctl", "-qw", f"{key}={value}"], "")
+                  for key, value in self.saved_sysctls.items()]
+        return steps
 
-    def _restore_port(self, state: PortState) -> None:
-        dev = state.device
-        self._flush(state)
-        for info in state.addresses:
-            argv = ["ip", "addr", "add", f"{info['local']}/{info['prefixlen']}", "dev", dev]
-            if info.get("broadcast"):
-                argv[4:4] = ["broadcast", info["broadcast"]]
-            self._quiet(argv)
-        if not state.was_up:
-            self._quiet(["ip", "link", "set", dev, "down"])
-        if state.ipv6_disabled == "0":
-            self._set(f"net.ipv6.conf.{dev}.disable_ipv6", "0")
-        for entry in state.neighbours:
-            if entry.get("lladdr"):
-                self._quiet(["ip", "neigh", "replace", entry["dst"], "lladdr", entry["lladdr"],
-                             "dev", dev, "nud", "permanent"])
-        for route in state.routes:
-            self._quiet(route_argv(route, dev))
+    def restore_script(self) -> str:
+        """``restore_steps`` as one POSIX shell script (every step runs, failures or not)."""
+        lines = []
+        for argv, stdin in self.restore_steps():
+            command = shlex.join(argv)
+            lines.append(f"printf %s {shlex.quote(stdin)} | {command}" if stdin else command)
+        return "\n".join(f"{line} >/dev/null 2>&1" for line in lines) + "\n"
 
     def _flush(self, state: PortState) -> None:
         if state.version == 4:
@@ -172,12 +169,32 @@ class LinuxRouter:
     def _set(self, key: str, value: str) -> None:
         self.executor.run(["sysctl", "-qw", f"{key}={value}"])
 
-    def _quiet(self, argv: list[str]) -> None:
+    def _quiet(self, argv: list[str], stdin: str = "") -> None:
         """A step of giving back: a failure is a warning, the rest still runs."""
-        done = self.executor.run(argv, check=False)
+        done = self.executor.run(argv, check=False, **({"input": stdin} if stdin else {}))
         if done.returncode:
             LOG.warning("%s: could not give back: %s: %s", self.executor.name, " ".join(argv),
                         (done.stderr or done.stdout).strip())
+
+
+def _port_steps(state: PortState) -> list[list[str]]:
+    """A port's addresses, link state, IPv6 switch, neighbours and routes as before."""
+    dev = state.device
+    steps = [["ip", "-4" if state.version == 4 else "-6", "addr", "flush", "dev", dev]
+             + ([] if state.version == 4 else ["scope", "global"])]
+    for info in state.addresses:
+        argv = ["ip", "addr", "add", f"{info['local']}/{info['prefixlen']}", "dev", dev]
+        if info.get("broadcast"):
+            argv[4:4] = ["broadcast", info["broadcast"]]
+        steps.append(argv)
+    if not state.was_up:
+        steps.append(["ip", "link", "set", dev, "down"])
+    if state.ipv6_disabled == "0":
+        steps.append(["sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=0"])
+    steps += [["ip", "neigh", "replace", entry["dst"], "lladdr", entry["lladdr"], "dev", dev,
+               "nud", "permanent"] for entry in state.neighbours if entry.get("lladdr")]
+    steps += [route_argv(route, dev) for route in state.routes]
+    return steps
 
 
 def route_argv(route: dict, device: str) -> list[str]:

@@ -118,7 +118,8 @@ class TrexTrafficGen(TrafficGen):
         return trex_cfg.ServerSettings(
             prefix=self.prefix, rpc_port=self.rpc_port, pub_port=self.pub_port,
             low_end=low_end, low_end_core=o["low_end_core"], master_core=o.get("master_core"),
-            latency_core=o.get("latency_core"), worker_cores=tuple(o.get("worker_cores", ())))
+            latency_core=o.get("latency_core"), worker_cores=tuple(o.get("worker_cores", ())),
+            af_packet_framecnt=o["af_packet_framecnt"])
 
     def _vhost_sockets(self) -> dict[str, str]:
         return {i.name: vhost_socket(self.run.task_id, Endpoint(self.node.name, i.name))

@@ -32,6 +32,8 @@ OPTIONS_SCHEMA = {
         "rx_delay_ms": {"type": "integer", "minimum": 10, "default": 100},
         # a trial TRex stretches beyond this many times its duration (+10 s) is stopped
         "stretch_limit": {"type": "number", "minimum": 1, "default": 5},
+        # receive ring of a kernel (af_packet) port, in frames of 2 KiB
+        "af_packet_framecnt": {"type": "integer", "minimum": 64, "default": 4096},
         "queues_per_port": {"type": "integer", "minimum": 1, "maximum": 64},
         # master, RX and data plane on one core; auto: when the node has < 4 CPUs
         "low_end": {"enum": ["auto", True, False], "default": "auto"},
