@@ -29,10 +29,13 @@ class NetnsContext(Context):
         "oneOf": [{"required": ["nodes"]}, {"required": ["file"]}],
         "additionalProperties": False,
         "properties": {
-            "name": {"type": "string"},
+            "name": {"description": "the context's name",
+                     "type": "string"},
             "nodes": topology.NODES_SCHEMA,
-            "file": {"type": "string", "minLength": 1},
-            "nfvi_type": {"type": "string"},
+            "file": {"description": "an NSB pod file: its nodes, MACs and IPs (instead of nodes)",
+                     "type": "string", "minLength": 1},
+            "nfvi_type": {"description": "NSB's NFVi collector type",
+                          "type": "string"},
             "links": topology.LINKS_SCHEMA,
         },
     }

@@ -22,9 +22,12 @@ class DurationRunner(Runner):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "duration": {"type": "number", "exclusiveMinimum": 0, "default": 60},
-            "repeat": {"type": "boolean", "default": False},
-            "interval": {"type": "number", "minimum": 0, "default": 0},
+            "duration": {"description": "seconds the profile may run (a cap, as in NSB)",
+                         "type": "number", "exclusiveMinimum": 0, "default": 60},
+            "repeat": {"description": "run the profile again until duration is spent",
+                       "type": "boolean", "default": False},
+            "interval": {"description": "seconds between repeats",
+                         "type": "number", "minimum": 0, "default": 0},
         },
     }
 

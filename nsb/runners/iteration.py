@@ -14,8 +14,10 @@ class IterationRunner(Runner):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "iterations": {"type": "integer", "minimum": 1, "default": 1},
-            "interval": {"type": "number", "minimum": 0, "default": 0},
+            "iterations": {"description": "times the traffic profile runs",
+                           "type": "integer", "minimum": 1, "default": 1},
+            "interval": {"description": "seconds between iterations",
+                         "type": "number", "minimum": 0, "default": 0},
         },
     }
 

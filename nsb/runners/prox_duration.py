@@ -21,8 +21,14 @@ class ProxDurationRunner(DurationRunner):
         "additionalProperties": False,
         "properties": {
             **DurationRunner.OPTIONS_SCHEMA["properties"],
-            "interval": {"type": "number", "minimum": 0, "default": 1},
-            "sampled": {"type": "boolean", "default": False},
-            "confirmation": {"type": "integer", "minimum": 0, "default": 0},
+            "interval": {"description": "NSB's sampling interval; nsb samples on its own: changes "
+                                        "nothing",
+                         "type": "number", "minimum": 0, "default": 1},
+            "sampled": {"description": "NSB's KPI sampling; nsb samples on its own: changes "
+                                       "nothing",
+                        "type": "boolean", "default": False},
+            "confirmation": {"description": "repeats a passing rate must pass too (given to the "
+                                            "binsearch profile)",
+                             "type": "integer", "minimum": 0, "default": 0},
         },
     }

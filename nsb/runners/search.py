@@ -20,9 +20,13 @@ class SearchRunner(DurationRunner):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "default": 60},
-            "interval": {"type": "number", "minimum": 0, "default": 1},
-            "run_step": {"type": "string", "default": "setup,run,teardown"},
+            "timeout": {"description": "seconds the profile may run until it is done",
+                        "type": "number", "exclusiveMinimum": 0, "default": 60},
+            "interval": {"description": "NSB's seconds between calls; nsb's profile runs once",
+                         "type": "number", "minimum": 0, "default": 1},
+            "run_step": {"description": "NSB's steps to run; nsb always runs setup, run and "
+                                        "teardown",
+                         "type": "string", "default": "setup,run,teardown"},
         },
     }
 

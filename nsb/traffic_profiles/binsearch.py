@@ -30,13 +30,20 @@ class BinSearchProfile(TrafficProfile):
             "imix": common.IMIX,
             "duration": common.DURATION,
             "tolerated_loss": common.TOLERATED_LOSS,
-            "test_precision": {"type": "number", "exclusiveMinimum": 0, "default": 0.1},
-            "lower_bound": {"type": "number", "minimum": 0, "maximum": 100, "default": 0.0},
+            "test_precision": {"description": "the search stops when its interval is this narrow, "
+                                              "in % of line rate",
+                               "type": "number", "exclusiveMinimum": 0, "default": 0.1},
+            "lower_bound": {"description": "lowest rate tried, in % of line rate",
+                            "type": "number", "minimum": 0, "maximum": 100, "default": 0.0},
             "upper_bound": common.UPPER_BOUND,
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "flows": common.FLOWS,
-            "confirmation": {"type": "integer", "minimum": 0, "default": 0},
-            "verification_trials": {"type": "integer", "minimum": 0, "default": 0},
+            "confirmation": {"description": "a passing rate must pass this many more times",
+                             "type": "integer", "minimum": 0, "default": 0},
+            "verification_trials": {"description": "after the search the answer must pass this "
+                                                   "many more full trials, stepping down by "
+                                                   "test_precision until it does",
+                                    "type": "integer", "minimum": 0, "default": 0},
             "latency_at": common.LATENCY_AT,
             "search_latency": {"description": "false: the search's trials measure throughput only "
                                               "and latency is measured after it, in one trial at "

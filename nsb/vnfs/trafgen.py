@@ -44,19 +44,29 @@ class TrafgenGenerator(TrafficGen):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "trafgen_path": {"type": "string", "default": "trafgen"},
-            "flows": {"type": "integer", "minimum": 1,
+            "trafgen_path": {"description": "the trafgen binary (a name on PATH or a path)",
+                             "type": "string", "default": "trafgen"},
+            "flows": {"description": "UDP flows per direction (source ports); a profile's flows "
+                                     "win",
+                      "type": "integer", "minimum": 1,
                       "maximum": trafgen_config.MAX_FLOWS, "default": 1},
-            "bidirectional": {"type": "boolean", "default": False},
-            "port_pairs": {
+            "bidirectional": {"description": "traffic both ways through each port pair",
+                              "type": "boolean", "default": False},
+            "port_pairs": {"description": "[tx, rx] interface pairs (default: linked interfaces in"
+                                          " pairs)",
                 "type": "array", "minItems": 1,
                 "items": {"type": "array", "minItems": 2, "maxItems": 2,
                           "items": {"type": "string"}},
             },
-            "latency_probe_pps": {"type": "number", "minimum": 0, "default": 1000},
-            "generator_tolerance_pct": {"type": "number", "exclusiveMinimum": 0,
+            "latency_probe_pps": {"description": "latency probe frames per second (0: no latency)",
+                                  "type": "number", "minimum": 0, "default": 1000},
+            "generator_tolerance_pct": {"description": "a trial sent more than this % below the "
+                                                       "rate asked is generator-limited",
+                                        "type": "number", "exclusiveMinimum": 0,
                                         "maximum": 50, "default": 5},
-            "drain_timeout_s": {"type": "number", "minimum": 0, "default": 2.0},
+            "drain_timeout_s": {"description": "at most this long after a trial for frames still "
+                                               "in flight",
+                                "type": "number", "minimum": 0, "default": 2.0},
             "drain_quiet_s": {"description": "how long the receive counters must stay still for "
                                              "the trial to be over (a VM under TCG holds frames "
                                              "for tens of milliseconds)",
@@ -65,7 +75,9 @@ class TrafgenGenerator(TrafficGen):
                                               "or all the port got (for a DUT that rewrites UDP "
                                               "ports)",
                                "enum": ["trial_port", "link"], "default": "trial_port"},
-            "startup_allowance_s": {"type": "number", "minimum": 0, "default": 1.0},
+            "startup_allowance_s": {"description": "time a trafgen may take to start, on top of "
+                                                   "the trial's",
+                                    "type": "number", "minimum": 0, "default": 1.0},
         },
     }
 

@@ -98,3 +98,12 @@ def test_the_readme_shows_what_plugin_show_prints(nsb_main):
     command, *printed = shown.text.strip().splitlines()
     code, out, _ = nsb_main(*command.removeprefix("$ nsb ").split())
     assert code == 0 and out.strip().splitlines() == printed
+
+
+@pytest.mark.parametrize("name", ["testpmd", "l3fwd", "l2fwd", "trafgen", "ovs", "baremetal",
+                                  "Iteration", "Duration", "ProxDuration", "Search"])
+def test_these_plugins_describe_every_option(name):
+    (found,) = plugin_options.resolve(name)
+    undescribed = [o.name for o in plugin_options.options(plugin_options.load(found))
+                   if not o.description]
+    assert undescribed == [], f"{name}: options without a description: {undescribed}"

@@ -26,12 +26,18 @@ EAL_OPTIONS = {
     "socket_mem": {"description": "EAL: memory per NUMA node instead of memory_mb (NICs on one "
                                   "socket), and the memory channels (-n) of the node's CPUs",
                    "type": "string", "pattern": "^[0-9]+(,[0-9]+)*$"},
-    "memory_channels": {"type": "integer", "minimum": 1, "maximum": 16},
-    "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-    "af_packet_framecnt": {"type": "integer", "minimum": 64, "default": 4096},
-    "extra_args": {"type": "array", "items": {"type": "string"}, "default": []},
+    "memory_channels": {"description": "EAL's memory channels (-n) of the node's CPUs",
+                        "type": "integer", "minimum": 1, "maximum": 16},
+    "interfaces": {"description": "the node's interfaces it takes, in port order (default: all "
+                                  "linked ones)",
+                   "type": "array", "items": {"type": "string"}, "minItems": 1},
+    "af_packet_framecnt": {"description": "receive ring of a kernel (af_packet) port, in frames",
+                           "type": "integer", "minimum": 64, "default": 4096},
+    "extra_args": {"description": "more arguments for the program, appended as given",
+                   "type": "array", "items": {"type": "string"}, "default": []},
 }
-LCORES = {"type": "string", "pattern": r"^[0-9,\-]+$"}
+LCORES = {"description": "the CPUs its lcores run on (e.g. 1-2); default CPUs 1 to cores",
+          "type": "string", "pattern": r"^[0-9,\-]+$"}
 
 
 class DpdkApp(Vnf):
