@@ -64,15 +64,23 @@ class MlrSearchProfile(TrafficProfile):
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "lower_bound": common.positive_lower_bound(0.1),
             "upper_bound": common.UPPER_BOUND,
-            "goals": {"type": "array", "minItems": 1, "items": GOAL_SCHEMA,
+            "goals": {"description": "MLRsearch's goals (default: NDR at loss_ratio 0 and PDR at "
+                                     "0.005)",
+                      "type": "array", "minItems": 1, "items": GOAL_SCHEMA,
                       "default": DEFAULT_GOALS},
             "warmup_duration": {"type": "number", "minimum": 0, "default": 0.0},
-            "search_duration_max": {"type": "number", "exclusiveMinimum": 0,
+            "search_duration_max": {"description": "seconds the search may take",
+                                    "type": "number", "exclusiveMinimum": 0,
                                     "default": 86400.0},
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
-            "latency_duration": {"type": "number", "exclusiveMinimum": 0},
-            "fallback_final_trials": {"type": "integer", "minimum": 0, "default": 60},
+            "latency_duration": {"description": "seconds of a latency trial (default: the NDR "
+                                                "goal's final trial duration)",
+                                 "type": "number", "exclusiveMinimum": 0},
+            "fallback_final_trials": {"description": "when MLRsearch finds no lower bound: "
+                                                     "full-length trials from the highest rate any"
+                                                     " trial passed",
+                                      "type": "integer", "minimum": 0, "default": 60},
         },
     }
 

@@ -26,18 +26,28 @@ from nsb.vnfs.prox.client import PROX_PORT, PortTotals, ProxClient
 LOG = logging.getLogger(__name__)
 
 PROX_OPTIONS = {
-    "prox_path": {"type": "string", "minLength": 1, "default": "/opt/nsb_bin/prox"},
-    "prox_config": {"type": "string", "minLength": 1},
-    "prox_args": {"type": "object",
+    "prox_path": {"description": "the PROX binary on the node",
+                  "type": "string", "minLength": 1, "default": "/opt/nsb_bin/prox"},
+    "prox_config": {"description": "PROX's config file, filled from the topology",
+                    "type": "string", "minLength": 1},
+    "prox_args": {"description": "PROX command-line options: option -> value (null: a flag)",
+                  "type": "object",
                   "additionalProperties": {"type": ["string", "number", "null"]},
                   "default": {}},
-    "prox_files": {"anyOf": [{"type": "object"}, {"type": "string"},
+    "prox_files": {"description": "files the config reads, copied with it to the node",
+                   "anyOf": [{"type": "object"}, {"type": "string"},
                              {"type": "array", "items": {"type": "string"}}],
                    "default": {}},
-    "prox_generate_parameter": {"type": "boolean", "default": False},
-    "af_packet": {"enum": ["auto", True, False], "default": "auto"},
-    "af_packet_frame_size": {"type": "integer", "enum": [1024, 2048, 4096], "default": 1024},
-    "collectd": {"type": "object"},  # NSB's NFVi collector: accepted, nsb samples itself
+    "prox_generate_parameter": {"description": "the topology as Lua globals for the config's route"
+                                               " tables",
+                                "type": "boolean", "default": False},
+    "af_packet": {"description": "ports as af_packet vdevs on kernel interfaces; auto: when the "
+                                 "node's interfaces have no PCI address",
+                  "enum": ["auto", True, False], "default": "auto"},
+    "af_packet_frame_size": {"description": "frame size of an af_packet port's ring",
+                             "type": "integer", "enum": [1024, 2048, 4096], "default": 1024},
+    "collectd": {"description": "NSB's NFVi collector: accepted, nsb samples itself",
+                 "type": "object"},
 }
 
 
