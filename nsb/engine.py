@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from nsb import plugins
+from nsb import plan_checks, plugins
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
 from nsb.errors import Interrupted, NsbError, RunError
@@ -107,6 +107,7 @@ def plan(task: Task, run: RunInfo) -> Plan:
                 f"IMIX: generator '{scenario.generator.type}' {why}; "
                 f"generators that send a mix: {', '.join(plugins.mix_generator_names())}",
                 "packet_sizes")
+        plan_checks.check_scenario(scenario, generator, vnfs, profile)
         _, runner = _instance("nsb.runners", scenario.runner, run)
         scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner))
     outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]

@@ -3,7 +3,8 @@
 The CLI prints ``str(error)`` as one line and exits with the error's code: 2 for
 bad input, 3 when the machine or a component failed (a missing binary, a node
 that cannot be reached, a VNF that died), 4 when a run met its end but missed an
-SLA; anything else is a bug and keeps its traceback.
+SLA, 5 when no SLA was missed but some could not be judged because the traffic
+generator set the numbers; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -34,6 +35,34 @@ class TaskError(NsbError):
         return f"{where}{key}{self.message}"
 
 
+class TaskErrors(TaskError):
+    """Several mistakes found in one pass: one located line each, so a user fixes
+    them in one go. Reads as its first error where one is expected."""
+
+    def __init__(self, errors: list[TaskError]):
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.message, first.file, first.line, first.key_path)
+
+    SHOWN = 20  # a loop repeating one mistake needs no hundred lines
+
+    def _format(self) -> str:
+        lines = [str(error) for error in self.errors[:self.SHOWN]]
+        if len(self.errors) > self.SHOWN:
+            lines.append(f"{self.errors[0].file or 'input'}: {len(self.errors) - self.SHOWN} "
+                         "more mistakes like these are not shown")
+        return "\n".join(lines)
+
+
+def raise_all(errors: list[TaskError]) -> None:
+    """Raise ``errors`` (nothing when empty; one alone as itself), ordered by line."""
+    errors = sorted(errors, key=lambda e: (e.file or "", e.line or 0, e.key_path or ""))
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise TaskErrors(errors)
+
+
 class PrerequisiteError(NsbError):
     """Something the run needs is missing on the machine (binary, root, module)."""
 
@@ -50,6 +79,13 @@ class SlaMissed(NsbError):
     """The run finished but its results missed an SLA given with --sla."""
 
     exit_code = 4
+
+
+class SlaNotComparable(NsbError):
+    """No SLA was missed, but the generator limited results an SLA compares: CI
+    must not read generator noise as a DUT regression, nor as a pass."""
+
+    exit_code = 5
 
 
 class Interrupted(NsbError):

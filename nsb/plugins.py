@@ -80,11 +80,15 @@ def load_class(namespace: str, spec: PluginSpec) -> type:
 
 
 def check_options(plugin_class: type, spec: PluginSpec) -> dict:
-    """Validate ``spec.options`` against the plugin's OPTIONS_SCHEMA; fill its defaults."""
+    """Validate ``spec.options`` against the plugin's OPTIONS_SCHEMA (earlier and NSB
+    names of an option read as its name: nsb.task.option_aliases); fill its defaults."""
+    from nsb.task import option_aliases
+
     options_schema = getattr(plugin_class, "OPTIONS_SCHEMA", None)
     options = dict(spec.options or {})
     if options_schema:
         where = spec.options_where
+        options = option_aliases.canonical(options, options_schema, where)
         validate(options, options_schema, where.doc, where.path)
         for key, prop in options_schema.get("properties", {}).items():
             if key not in options and "default" in prop:

@@ -75,7 +75,7 @@ class Progress:
         parts = [
             f"[{c.scenario}] {frames.shown(frames.json_value(frame))}",
             f"interval {c.lower_pct:.2f}-{c.upper_pct:.2f} %",
-            f"trial {c.trial_index + 1} at {c.rate_pct:.2f} % "
+            f"trial {c.trial_index} at {c.rate_pct:.2f} % "
             f"({c.trial.rate_pps / 1000:,.1f} kpps, "
             f"{units.pps_to_mbps(c.trial.rate_pps, frame):,.0f} Mbps)",
         ]

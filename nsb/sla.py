@@ -4,7 +4,11 @@ An SLA is ``METRIC OP VALUE[@FRAME]``: ``ndr_pps>=1.2M@64`` (NDR at 64 B of at
 least 1.2 Mpps), ``latency_p99_us<=50``, ``regression_pct<=5`` (NDR at most 5 %
 below a baseline task's at each frame size). Without ``@FRAME`` it holds for
 every frame size. A missed SLA makes ``nsb`` exit 4 (bad input is 2, a failed
-run 3), so CI can tell a slower DUT from a broken lab.
+run 3), so CI can tell a slower DUT from a broken lab. A check whose numbers the
+traffic generator set (``limited_by: generator``: a regression where either run
+was generator-limited, a throughput threshold a generator-limited result falls
+short of) is not comparable: it says nothing of the DUT, and exits 5 when no
+check was missed.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from nsb.errors import TaskError
 from nsb.events import TaskStatus
 from nsb.frames import shown
 from nsb.report import summary
+from nsb.report.compare import generator_limited
 
 # SLA metric -> the summary column it reads (nsb.report.summary.row)
 METRICS: dict[str, str] = {
@@ -28,6 +33,10 @@ METRICS: dict[str, str] = {
     **{f"latency_{key}": f"latency_{key.replace('.', '_')}" for key in summary.LATENCY_KEYS},
 }
 REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
+# metrics whose value a generator-limited result only bounds from below
+THROUGHPUT_METRICS = ("ndr_pps", "ndr_mbps", "line_rate_pct")
+# earlier spellings of a metric
+ALIASES = {"latency_p99.9_us": "latency_p99_9_us"}
 OPERATORS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 _SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _SLA = re.compile(r"^\s*([a-z0-9_.]+)\s*(>=|<=|>|<)\s*([0-9]*\.?[0-9]+)([kKMG]?)\s*"
@@ -51,6 +60,7 @@ class Outcome:
     measured: float | None
     passed: bool
     message: str
+    comparable: bool = True  # False: the generator set the numbers (passed is False)
 
 
 def parse(text: str) -> Sla:
@@ -60,6 +70,7 @@ def parse(text: str) -> Sla:
         raise TaskError(f"{text!r} is not METRIC OP VALUE[@FRAME], e.g. 'ndr_pps>=1.2M@64' "
                         f"or 'latency_p99_us<=50'; metrics: {allowed}", "--sla")
     metric, op, number, suffix, frame = match.groups()
+    metric = ALIASES.get(metric, metric)
     if metric not in METRICS and metric != REGRESSION:
         raise TaskError(f"unknown metric {metric!r} in {text!r}; metrics: {allowed}", "--sla")
     return Sla(text.strip(), metric, op, float(number) * _SUFFIX[suffix],
@@ -95,12 +106,16 @@ def check(slas: list[Sla], results: list[dict],
 def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
     scenario, frame = str(result.get("scenario", "")), result.get("frame_size")
     where = f"{scenario} {shown(frame)}"
+    limits = str(result.get("limited_by") or "")
     if sla.metric == REGRESSION:
-        base = _baseline_ndr(baseline or [], scenario, frame)
+        base, base_limits = _baseline_ndr(baseline or [], scenario, frame)
         if not base:
             return Outcome(sla, scenario, frame, None, False,
                            f"{sla.text}: the baseline has no NDR at {shown(frame)}")
         measured = 100.0 * (base - float(result.get("throughput_pps") or 0.0)) / base
+        if generator_limited(limits) or generator_limited(base_limits):
+            return _not_comparable(sla, scenario, frame, measured,
+                                   f"this run: {limits or '-'}, baseline: {base_limits or '-'}")
     else:
         value = summary.row("", result)[METRICS[sla.metric]]
         if value is None:
@@ -108,24 +123,36 @@ def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
                            f"{sla.text}: {where} has no {sla.metric}")
         measured = float(value)
     passed = OPERATORS[sla.op](measured, sla.value)
+    if not passed and sla.metric in THROUGHPUT_METRICS and generator_limited(limits):
+        return _not_comparable(sla, scenario, frame, measured, f"this run: {limits}")
     verdict = "met" if passed else "MISSED"
     return Outcome(sla, scenario, frame, measured, passed,
                    f"{sla.text}: {where}: {sla.metric} = {measured:,.6g}, {verdict}")
 
 
-def _baseline_ndr(baseline: list[dict], scenario: str, frame) -> float | None:
+def _not_comparable(sla: Sla, scenario: str, frame, measured: float, limits: str) -> Outcome:
+    return Outcome(sla, scenario, frame, measured, False,
+                   f"{sla.text}: {scenario} {shown(frame)}: {sla.metric} = {measured:,.6g}, "
+                   f"NOT COMPARABLE: the generator set the number (limited by {limits})",
+                   comparable=False)
+
+
+def _baseline_ndr(baseline: list[dict], scenario: str, frame) -> tuple[float | None, str]:
+    """The baseline's mean NDR at ``frame`` and what limited it."""
     same = [r for r in baseline if r.get("frame_size") == frame]
     named = [r for r in same if r.get("scenario") == scenario] or same
     values = [float(r.get("throughput_pps") or 0.0) for r in named]
-    return sum(values) / len(values) if values else None
+    limits = ", ".join(sorted({str(r.get("limited_by") or "") for r in named} - {""}))
+    return (sum(values) / len(values) if values else None), limits
 
 
 def junit(outcomes: list[Outcome], task_id: str, test_case: str, status: str,
           error: str = "") -> str:
     """JUnit XML: one testcase per SLA and result; a run that did not finish is an
-    <error> testcase, so CI sees it even without SLAs."""
+    <error> testcase, so CI sees it even without SLAs; a check the generator kept
+    from comparing is <skipped>, not a failure."""
     suite = ET.Element("testsuite", name=f"nsb {test_case} {task_id}")
-    failures = errors = 0
+    failures = errors = skipped = 0
     if status != TaskStatus.OK:
         case = ET.SubElement(suite, "testcase", classname=test_case, name="run")
         ET.SubElement(case, "error", message=f"status {status}").text = error or status
@@ -135,12 +162,16 @@ def junit(outcomes: list[Outcome], task_id: str, test_case: str, status: str,
                                    if outcome.frame_size is not None else "")
         case = ET.SubElement(suite, "testcase", classname=f"{test_case}.{outcome.scenario}"
                              if outcome.scenario else test_case, name=name)
-        if not outcome.passed:
+        if not outcome.comparable:
+            ET.SubElement(case, "skipped", message=outcome.message)
+            skipped += 1
+        elif not outcome.passed:
             ET.SubElement(case, "failure", message=outcome.message).text = outcome.message
             failures += 1
     suite.set("tests", str(len(suite)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)

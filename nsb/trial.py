@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nsb import kpi_names
 from nsb.frames import Frame
 from nsb.packets import PacketSpec
 
@@ -99,12 +100,14 @@ class TrialResult:
 
 
 def latency_record(latency: LatencyStats | None) -> dict | None:
-    """Latency as results files hold it: the statistics, ``p50_us``..., the histogram."""
+    """Latency as results files hold it: the statistics, ``p50_us``... ``p99_9_us``
+    (nsb.kpi_names), the histogram."""
     if latency is None:
         return None
     record = {"samples": latency.samples, "min_us": latency.min_us, "avg_us": latency.avg_us,
               "max_us": latency.max_us}
-    record.update({f"{key}_us": value for key, value in latency.percentiles_us.items()})
+    record.update({f"{kpi_names.stat(key)}_us": value
+                   for key, value in latency.percentiles_us.items()})
     record["histogram"] = [{"le_us": edge, "count": count} for edge, count in latency.histogram]
     if latency.overflow_samples:
         record["histogram_overflow"] = latency.overflow_samples

@@ -15,6 +15,20 @@ TREX_PATH = Path(os.environ.get("NSB_TREX_PATH") or ROOT.parent / "shared" / "to
 os.environ["NSB_TREX_PATH"] = str(ROOT / "tests" / "no-trex-here")
 
 
+@pytest.fixture(autouse=True)
+def _results_follow_the_schema(request):
+    """Every results.json nsb writes under a test's tmp_path follows
+    docs/results.schema.json (checked when the test ends)."""
+    if "tmp_path" not in request.fixturenames:
+        yield
+        return
+    tmp_path = request.getfixturevalue("tmp_path")
+    yield
+    from tests import results_schema
+
+    results_schema.check_tree(tmp_path)
+
+
 @pytest.fixture
 def nsb_main(capsys):
     """Run the CLI in-process; returns (exit code, stdout, stderr)."""

@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     except NsbError as exc:
         if args.debug:
             LOG.exception("error")
-        print(f"nsb: error: {redact.text(str(exc))}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:  # several mistakes: a line each
+            print(f"nsb: error: {redact.text(line)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("nsb: interrupted", file=sys.stderr)

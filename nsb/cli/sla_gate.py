@@ -1,5 +1,7 @@
 """SLA checks of a run (--sla, --baseline, --junit): during `task start`, or
-afterwards with `task gate`, e.g. in CI. A missed check exits 4."""
+afterwards with `task gate`, e.g. in CI. A missed check exits 4; a check the
+traffic generator kept from judging (its results generator-limited) exits 5
+when nothing was missed."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ def add_gate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sla", action="append", metavar="CHECK",
                         help="a threshold on the results, METRIC OP VALUE[@FRAME], e.g. "
                              "'ndr_pps>=1.2M@64', 'latency_p99_us<=50', 'regression_pct<=5' "
-                             "(with --baseline); repeatable; a miss exits 4")
+                             "(with --baseline); repeatable; a miss exits 4, a check on "
+                             "generator-limited results is not comparable and exits 5")
     parser.add_argument("--baseline", metavar="TASK_ID",
                         help="the task regression_pct compares with (NDR per frame size)")
     parser.add_argument("--junit", metavar="FILE",
@@ -42,13 +45,22 @@ class Gate:
 
     @staticmethod
     def verdict(outcomes) -> None:
-        from nsb.errors import SlaMissed
+        """A miss (4) outweighs a check that could not be judged (5)."""
+        from nsb.errors import SlaMissed, SlaNotComparable
 
-        missed = [o for o in outcomes if not o.passed]
+        missed = [o for o in outcomes if not o.passed and o.comparable]
+        apart = [o for o in outcomes if not o.comparable]
         if missed:
             raise SlaMissed(f"SLA missed ({len(missed)} of {len(outcomes)} checks): "
-                            + "; ".join(o.message for o in missed[:3])
-                            + (" ..." if len(missed) > 3 else ""))
+                            + _first(missed))
+        if apart:
+            raise SlaNotComparable(f"SLA not comparable ({len(apart)} of {len(outcomes)} "
+                                   "checks; the generator set the numbers, not the DUT): "
+                                   + _first(apart))
+
+
+def _first(outcomes) -> str:
+    return "; ".join(o.message for o in outcomes[:3]) + (" ..." if len(outcomes) > 3 else "")
 
 
 def gate_from_args(args, results_dir) -> Gate | None:

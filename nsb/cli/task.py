@@ -60,7 +60,8 @@ def _add_start(actions) -> None:
 
 def _add_gate(actions) -> None:
     gate = actions.add_parser("gate", help="SLA checks on a finished run (exit 4 when one "
-                              "is missed), optionally as JUnit XML")
+                              "is missed, 5 when one is not comparable: the generator set "
+                              "the numbers), optionally as JUnit XML")
     gate.add_argument("task_id", metavar="TASK_ID", help="a task id or a unique prefix")
     add_results_dir(gate)
     add_gate_options(gate)

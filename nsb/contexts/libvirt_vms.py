@@ -60,6 +60,7 @@ class LibvirtContext(Context, CrossLinking):
         self.nodes = topology.build_nodes({name: {"role": vm.get("role", "Sut"),
                                                   "interfaces": vm["interfaces"]}
                                            for name, vm in self.vms.items()})
+        topology.check_macs(self.nodes, spec.where, "vms")
         self.guest_pci = {Endpoint(name, iface): pci for name, vm in self.vms.items()
                           for iface, pci in guest_nics.lay_out(
                               name, vm, self.nodes[name].interfaces, spec.where).items()}

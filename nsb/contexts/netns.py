@@ -51,6 +51,7 @@ class NetnsContext(Context):
                     iface.pci, iface.driver = "", "veth"
         else:
             self.nodes = topology.build_nodes(options["nodes"])
+            topology.check_macs(self.nodes, spec.where)
         self.links = topology.build_links(options.get("links", []), self.nodes, spec.where)
         topology.assign_addresses(self.nodes, self.links)
         topology.assign_memif_sockets(self.links, self.nodes, self.memif_dir, spec.where)

@@ -9,6 +9,7 @@ either way (a socket, not a cable).
 from __future__ import annotations
 
 from nsb.contexts.base import Endpoint, Interface, Link, Node
+from nsb.errors import raise_all
 from nsb.nodes.node import BRIDGE_NAME, stable_mac
 from nsb.task.model import Where
 
@@ -16,8 +17,8 @@ INTERFACE_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"},
-        "ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+/\d+$"},
+        "mac": {"type": "string", "format": "nsb-mac"},  # unicast (nsb.task.values)
+        "ip": {"type": "string", "format": "nsb-ip-prefix"},  # IPv4 or IPv6 /prefix
         "mtu": {"type": "integer", "minimum": 68, "maximum": 9216},
         # vhostuser: no veth; the node's VNF and the switch share a vhost-user socket
         # memif: no veth; the DPDK programs at the link's two ends share a memif socket
@@ -40,7 +41,8 @@ NODES_SCHEMA = {
             "interfaces": {
                 "type": "object",
                 "minProperties": 1,
-                "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,14}$"},
+                "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_.-]*$",
+                                  "format": "nsb-ifname"},
                 "additionalProperties": {"anyOf": [INTERFACE_SCHEMA, {"type": "null"}]},
             },
         },
@@ -75,6 +77,21 @@ def build_nodes(raw_nodes: dict) -> dict[str, Node]:
     return nodes
 
 
+def check_macs(nodes: dict[str, Node], where: Where, section: str = "nodes") -> None:
+    """A MAC given twice on one node is an error at the second (each port needs its
+    own address; a switch would learn one of them only)."""
+    errors = []
+    for node in nodes.values():
+        seen: dict[str, str] = {}
+        for iface in node.interfaces.values():
+            first = seen.setdefault(iface.mac, iface.name)
+            if first != iface.name:
+                errors.append(where.error(f"{iface.mac} is also {first}'s MAC on this node; "
+                                          "each interface needs its own", section,
+                                          node.name, "interfaces", iface.name, "mac"))
+    raise_all(errors)
+
+
 def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[Link]:
     """Parse ``[node:if, node:if]`` pairs and ``{ends: [...], via: bridge}`` links.
 
@@ -97,6 +114,10 @@ def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[L
             ends.append(end)
         if ends[0] == ends[1]:
             raise where.error("a link needs two different interfaces", *at[:2])
+        if ends[0].node == ends[1].node and not via:
+            raise where.error(f"both ends are on node {ends[0].node}: a direct link cables "
+                              "one node to another (a node's traffic to itself crosses no "
+                              "device under test; through a switch, give 'via')", *at[:2])
         if not via:
             links.append(Link(ends[0], ends[1]))
             continue

@@ -20,7 +20,7 @@ from nsb.events import (
     TaskStatus,
     TrialDone,
 )
-from nsb.outputs import atomic_file, records
+from nsb.outputs import atomic_file, records, results_format
 from nsb.outputs.base import Output
 
 LOG = logging.getLogger(__name__)
@@ -45,6 +45,7 @@ class FileOutput(Output):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.events = open(self.path.parent / EVENTS_FILE, "a")  # noqa: SIM115
         self.document = {
+            **results_format.header(),
             "task": {"id": self.run.task_id, "file": str(self.run.task.file),
                      "description": self.run.task.description, "label": self.run.label,
                      "args": redact.values(dict(self.run.task.args)),

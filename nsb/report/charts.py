@@ -205,7 +205,8 @@ def per_trial_means(kpis: list[dict], source: str, key: str) -> dict[int, float]
 
 
 def process_cpu(kpis: list[dict], trials: list[dict], title: str) -> go.Figure:
-    """CPU user and system % of each VNF process, mean per trial (x: trial number)."""
+    """CPU user and system % of each VNF process, mean per trial (x: trial_index as
+    results.json numbers trials, from 0)."""
     fig = go.Figure()
     sizes = {t["trial_index"]: shown(t.get("frame_size")) for t in trials if "trial_index" in t}
     sources = sorted({k["source"] for k in kpis if k.get("source", "").startswith("nfvi:")})
@@ -216,7 +217,7 @@ def process_cpu(kpis: list[dict], trials: list[dict], title: str) -> go.Figure:
             if not means:
                 continue
             name = f"{source.removeprefix('nfvi:')} {key.removeprefix('cpu_').removesuffix('_pct')}"
-            fig.add_scatter(name=name, x=[i + 1 for i in means], y=list(means.values()),
+            fig.add_scatter(name=name, x=list(means), y=list(means.values()),
                             mode="lines+markers", line={"color": color, "dash": dash},
                             customdata=[[sizes.get(i, "")] for i in means],
                             hovertemplate="trial %{x} (%{customdata[0]}): %{y:.1f} %<extra>"
@@ -234,7 +235,7 @@ def core_utilisation(kpis: list[dict], node: str) -> go.Figure:
     columns = {core: per_trial_means(kpis, source, core) for core in cores}
     trials = sorted({i for means in columns.values() for i in means})
     fig = go.Figure(go.Heatmap(
-        x=[i + 1 for i in trials], y=[c.removesuffix("_util_pct") for c in cores],
+        x=trials, y=[c.removesuffix("_util_pct") for c in cores],
         z=[[columns[c].get(i) for i in trials] for c in cores], zmin=0, zmax=100,
         colorscale="Blues", colorbar={"title": "util %"},
         hovertemplate="trial %{x}, %{y}: %{z:.1f} %<extra></extra>"))

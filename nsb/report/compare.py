@@ -9,6 +9,10 @@ are averaged first, as the report averages its five runs. A throughput
 difference is marked better or worse only when it is larger than both results'
 uncertainty (final search interval, measured noise, spread over iterations);
 otherwise the table says it is within it.
+
+A frame size where either task's answer was set by the traffic generator
+(``limited_by: generator``) is not comparable: its numbers say what the
+generator sent, not what the DUT forwards, so no difference is marked there.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nsb import frames
+from nsb.events import LimitedBy
 from nsb.report import summary
 from nsb.report.loading import TaskResults
 
@@ -45,15 +50,23 @@ def pct_diff(baseline: float | None, other: float | None) -> float | None:
     return (other - baseline) / baseline * 100.0
 
 
-def verdict(metric: Metric, diff: float | None, within: float | None = None) -> str:
+NOT_COMPARABLE = "not-comparable"
+
+
+def verdict(metric: Metric, diff: float | None, within: float | None = None,
+            comparable: bool = True) -> str:
     """'better', 'worse' or 'same' for the other task, given the metric's direction.
     A difference no larger than ``within`` (%, the results' uncertainty) or that
-    rounds to 0.00 is 'same': it says nothing about the DUT."""
+    rounds to 0.00 is 'same': it says nothing about the DUT; NOT_COMPARABLE when
+    the generator limited either side."""
+    if not comparable:
+        return NOT_COMPARABLE
     if diff is None or abs(diff) < 0.005 or (within is not None and abs(diff) <= within):
         return "same"
     return "better" if (diff > 0) == metric.higher_is_better else "worse"
 
 
+GENERATOR = LimitedBy.GENERATOR.value
 THROUGHPUT_KEYS = ("throughput_pps", "throughput_mbps", "line_rate_pct")
 
 
@@ -109,11 +122,41 @@ class ComparisonRow:
     runs: list[int]  # iterations averaged, per task (0: the task lacks this frame size)
     # per task, how far its throughput can move without the DUT changing (%)
     uncertainty: list[float | None] = ()
+    # per task, what limited its answer (dut, generator, upper_bound, ...; "" unmeasured)
+    limited_by: list[str] = ()
+
+    def comparable(self, other: int) -> bool:
+        """False when the generator set the baseline's or task ``other``'s (1-based)
+        number."""
+        limits = list(self.limited_by)
+        return not any(generator_limited(limits[i]) for i in (0, other) if i < len(limits))
 
     def as_dict(self, task_ids: list[str]) -> dict:
         return {"scenario": self.scenario, "frame_size": self.frame_size, "tasks": task_ids,
-                "runs": self.runs, "uncertainty_pct": list(self.uncertainty), **self.values,
-                "diff_pct": {key: diffs for key, diffs in self.diff_pct.items()}}
+                "runs": self.runs, "uncertainty_pct": list(self.uncertainty),
+                "limited_by": list(self.limited_by),
+                "comparable": [self.comparable(i) for i in range(1, len(task_ids))],
+                **self.values, "diff_pct": {key: diffs for key, diffs in self.diff_pct.items()}}
+
+
+def generator_limited(limited_by: str | None) -> bool:
+    """``limited_by`` (one value, or several joined by ", " over iterations) names
+    the generator."""
+    return GENERATOR in [part.strip() for part in str(limited_by or "").split(",")]
+
+
+def limits_text(row: ComparisonRow, labels: list[str], other: int) -> str:
+    """What limited the baseline and task ``other``, e.g. 'A: generator, B: dut'."""
+    return ", ".join(f"{labels[i]}: {row.limited_by[i] or 'not measured'}"
+                     for i in (0, other) if i < len(row.limited_by))
+
+
+def not_comparable_lines(labels: list[str], rows: list[ComparisonRow]) -> list[str]:
+    """One line per frame size and task the generator kept from being compared."""
+    return [f"{frames.shown(row.frame_size)}: {labels[other]} vs {labels[0]} not comparable, "
+            f"the generator set the number (limited by {limits_text(row, labels, other)})"
+            for row in rows for other in range(1, len(labels))
+            if not row.comparable(other)]
 
 
 def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRow]:
@@ -131,7 +174,8 @@ def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRo
                                  for v in values[metric.key][1:]]
         rows.append(ComparisonRow(match.label, frame, values, diffs,
                                   [m.get(frame, {}).get("runs", 0) for m in means],
-                                  [m.get(frame, {}).get("uncertainty_pct") for m in means]))
+                                  [m.get(frame, {}).get("uncertainty_pct") for m in means],
+                                  [m.get(frame, {}).get("limited_by", "") for m in means]))
     return rows
 
 

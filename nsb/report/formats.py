@@ -10,6 +10,7 @@ from nsb.report import compare, summary, table
 from nsb.report.loading import TaskResults
 
 TEXT_COLUMNS = {"Limited by"}
+NOT_COMPARABLE_TEXT = "not comparable"
 
 
 def number(value: float | None, digits: int) -> str:
@@ -48,19 +49,22 @@ def comparison_table(labels: list[str], rows: list[compare.ComparisonRow],
                      metrics: list[str] | None = None) -> tuple[list[str], list[list[tuple]]]:
     """Headers and cells ``(text, verdict)`` of one comparison table: per frame size
     each task's values, then each later task's % difference from the first on
-    the first metric (throughput pps), like the HPE/Intel report; verdict is
-    'better', 'worse', 'same' or '' for plain values."""
+    the first metric (throughput pps), like the HPE/Intel report, and what limited
+    each task; verdict is 'better', 'worse', 'same', 'not-comparable' (the
+    generator limited either side) or '' for plain values."""
     chosen = [compare.BY_KEY[k] for k in (metrics or ["throughput_pps", "throughput_mbps",
                                                       "line_rate_pct"])]
     headers = ["Frame (B)"]
     for label in labels:
-        headers += [f"{label} {m.label}" for m in chosen]
+        headers += [f"{label} {m.label}" for m in chosen] + [f"{label} limited by"]
     headers += [f"{label} vs {labels[0]} (%)" for label in labels[1:]]
     cells = []
     for row in rows:
         line = [(str(row.frame_size), "")]
         for index in range(len(labels)):
             line += [(number(row.values[m.key][index], m.digits), "") for m in chosen]
+            limits = row.limited_by[index] if index < len(row.limited_by) else ""
+            line.append((limits or "-", "text"))
         lead = chosen[0]
         for other, diff in enumerate(row.diff_pct[lead.key], start=1):
             line.append(diff_cell(row, lead, other, diff))
@@ -72,9 +76,12 @@ def diff_cell(row: compare.ComparisonRow, metric: compare.Metric, other: int,
               diff: float | None) -> tuple[str, str]:
     """``("+5.20", "better")``, or ``("+1.20 (within ±3.10)", "same")`` when the
     difference is inside the results' uncertainty: the reader sees why it is not
-    marked."""
+    marked; ``("not comparable", "not-comparable")`` when the generator limited
+    either side."""
     bound = compare.within(row, metric, other)
-    verdict = compare.verdict(metric, diff, bound)
+    verdict = compare.verdict(metric, diff, bound, row.comparable(other))
+    if verdict == compare.NOT_COMPARABLE:
+        return NOT_COMPARABLE_TEXT, verdict
     text = signed_pct(diff)
     if diff is not None and bound is not None and verdict == "same" and abs(diff) >= 0.005:
         text += f" (within ±{bound:.2f})"
@@ -113,6 +120,10 @@ def _json(tasks: list[TaskResults]) -> str:
                       "status": t.status, "results_file": str(t.path)} for t in tasks],
            "summary": [r for t in tasks for r in summary.rows(t)],
            "comparison": comparison}
+    from nsb.report import sweep
+
+    if sweeps := sweep.json_doc([t.results for t in tasks], ids):
+        doc["sweeps"] = sweeps
     return json.dumps(doc, indent=1) + "\n"
 
 
@@ -120,7 +131,8 @@ def _markdown_table(headers: list[str], cells: list[list[str]]) -> list[str]:
     def line(values):
         return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
 
-    align = ["---" if h in TEXT_COLUMNS else "---:" for h in headers]
+    align = ["---" if h in TEXT_COLUMNS or h.endswith(" limited by") else "---:"
+             for h in headers]
     return [line(headers), "|" + "|".join(align) + "|",
             *(line(row) for row in cells)]
 
@@ -138,9 +150,14 @@ def _markdown(tasks: list[TaskResults], labels: list[str]) -> str:
             headers, cells = comparison_table(labels, rows)
             lines += [f"### {match.label}: {' vs '.join(labels[1:])} vs {labels[0]}", ""]
             lines += _markdown_table(headers, [[text for text, _ in row] for row in cells])
+            if apart := compare.not_comparable_lines(labels, rows):
+                lines += ["", *(f"- {line}" for line in apart)]
             if note := compare.single_run_note(rows):
                 lines += ["", f"Note: {note}."]
             lines.append("")
+    from nsb.report import sweep
+
+    lines += sweep.markdown([t.results for t in tasks], labels, [t.id for t in tasks])
     return "\n".join(lines)
 
 
@@ -154,17 +171,22 @@ def text_tables(tasks: list[TaskResults], labels: list[str] | None = None) -> li
     tables = [rendered for task in tasks for scenario in task.scenarios()
               for rendered in scenario_tables(task.id, scenario, task.results_of(scenario))]
     if len(tasks) > 1:
-        styles = {"better": "green", "worse": "red"}
+        styles = {"better": "green", "worse": "red", compare.NOT_COMPARABLE: "yellow"}
         for match, rows in compare.compare_all(tasks):
             headers, cells = comparison_table(labels, rows)
-            note = compare.single_run_note(rows)
+            notes = compare.not_comparable_lines(labels, rows)
+            if note := compare.single_run_note(rows):
+                notes.append(f"Note: {note}")
             grid = Table(title=escape(f"{match.label}: {' vs '.join(labels[1:])} vs "
                                       f"{labels[0]}"),
-                         caption=escape(f"Note: {note}") if note else None)
+                         caption=escape("\n".join(notes)) if notes else None)
             for header in headers:
                 grid.add_column(escape(header), justify="right")
             for row in cells:
                 grid.add_row(*(f"[{styles[v]}]{text}[/]" if v in styles else escape(text)
                                for text, v in row))
             tables.append(grid)
+    from nsb.report import sweep
+
+    tables += sweep.text_tables([t.results for t in tasks], labels, [t.id for t in tasks])
     return tables

@@ -47,6 +47,7 @@ table.facts th, table.platform th { text-align: left; background: #f0f3f6; font-
 table.platform td { max-width: 520px; word-break: break-word; }
 td.differs { background: #fff3cd; }
 td.better { color: #1a7f37; font-weight: 600; } td.worse { color: #c62828; font-weight: 600; }
+td.not-comparable { color: #8a6d00; font-style: italic; }
 td.verdict.pass { color: #1a7f37; } td.verdict.fail { color: #c62828; }
 td.verdict.generator_limited { color: #b35c00; }
 .status { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600; }
@@ -102,7 +103,8 @@ def _comparison(tasks: list[TaskResults], labels: list[str]) -> str:
            f'<p class="note">Baseline: {escape(labels[0])}. Differences are those of '
            f"{escape(others)} from the baseline, (other - baseline) / baseline in %; green is "
            "better (higher throughput, lower latency), red is worse. Several iterations of a "
-           "scenario are averaged first.</p>"]
+           "scenario are averaged first. A frame size where the generator limited either side is "
+           "not comparable: its numbers are what the generator sent.</p>"]
     for m, (match, rows) in enumerate(compare.compare_all(tasks), start=1):
         out.append(f"<h3>{escape(match.label)}</h3>")
         if not rows:
@@ -171,7 +173,8 @@ def _profile_note(task: TaskResults, scenario: str) -> str:
         return ""
     parts = [f"traffic profile {profile.get('type', '?')}"]
     for key, text in (("duration", "trial duration {} s"),
-                      ("tolerated_loss", "tolerated loss {} %"),
+                      ("tolerated_loss_pct", "tolerated loss {} %"),
+                      ("tolerated_loss", "tolerated loss {} %"),  # results of nsb before
                       ("test_precision", "precision {} %"),
                       ("interface_speed_gbps", "line rate {} Gbit/s per port")):
         if profile.get(key) is not None:

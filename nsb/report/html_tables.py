@@ -87,6 +87,9 @@ def comparison_tables(labels: list[str], rows: list[compare.ComparisonRow],
     if any(v is not None for row in rows for m in metrics for v in row.values[m.key]):
         out.append(grid(lat_headers, lat_cells, f"{table_id}-latency-table",
                         "comparison numbers"))
+    if apart := compare.not_comparable_lines(labels, rows):
+        out.append(f'<ul class="note not-comparable" id="{escape(table_id)}-not-comparable">'
+                   + "".join(f"<li>{escape(line)}</li>" for line in apart) + "</ul>")
     return "\n".join(out)
 
 
@@ -137,6 +140,7 @@ def platform_table(columns: list[tuple[str, dict]], table_id: str) -> str:
 
 
 def trials_table(trials: list[dict], table_id: str) -> str:
+    """Every trial, numbered as results.json numbers them (trial_index, from 0)."""
     headers = ["Trial", "Iter.", "Frame (B)", "Offered (%)", "Offered (pps)", "Sent (pps)",
                "Received (pps)", "Loss (%)", "Verdict", "Interval after (%)", "Reason"]
     cells = []
@@ -145,7 +149,7 @@ def trials_table(trials: list[dict], table_id: str) -> str:
                     f"{number(t.get('search_upper_pct'), 2)}")
         verdict = str(t.get("verdict", ""))
         cells.append([
-            (str(t.get("trial_index", 0) + 1), ""), (str(t.get("iteration", 0) + 1), ""),
+            (str(t.get("trial_index", "-")), ""), (str(t.get("iteration", 0) + 1), ""),
             (str(t.get("frame_size")), ""), (number(t.get("requested_rate_pct"), 2), ""),
             (number(t.get("requested_rate_pps"), 0), ""), (number(t.get("tx_rate_pps"), 0), ""),
             (number(t.get("rx_rate_pps"), 0), ""), (number(t.get("loss_pct"), 4), ""),
@@ -185,7 +189,7 @@ def vnf_counters_table(kpis: list[dict], table_id: str) -> str:
     keys = list(dict.fromkeys(key for s in samples for key in s.get("kpis", {})))
     headers = ["VNF", "Trial", *keys]
     cells = [[(escape(s.get("source", "")), "text"),
-              (str((s.get("trial_index") or 0) + 1), "")]
+              (str(s.get("trial_index", "-")), "")]
              + [(number(s.get("kpis", {}).get(key), 0), "") for key in keys]
              for s in samples]
     return grid(headers, cells, table_id, "numbers")

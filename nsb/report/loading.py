@@ -1,5 +1,7 @@
 """Find and read a task's results (``<results_dir>/<task_id>/results.json``).
 
+Files of earlier nsb versions read as this one writes them (results_format.upgrade).
+
 A task is named by its id (or a unique prefix of it) under the results
 directory, or by a path: the task's directory or its results.json.
 """
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb.errors import TaskError
+from nsb.outputs import results_format
 from nsb.task import input_file, schema
 from nsb.task.yaml_lines import LocatedDocument
 
@@ -140,7 +143,10 @@ def load(ref: str, results_dir: str | Path, where: str = "") -> TaskResults:
         raise TaskError("not a results file (nested too deep)", str(path)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("task"), dict):
         raise TaskError("not an nsb results file (no 'task' object)", str(path))
+    if why := results_format.unreadable(doc):
+        raise TaskError(why, str(path), key_path="format")
     schema.validate(doc, RESULTS_SCHEMA, LocatedDocument(doc, str(path)))
+    results_format.upgrade(doc)
     return TaskResults(
         path=path, task=doc["task"], plan=doc.get("plan") or {},
         platform=doc.get("platform") or {}, trials=list(doc.get("trials") or []),

@@ -11,7 +11,7 @@ import statistics
 from nsb import frames
 from nsb.report.loading import TaskResults
 
-LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99.9_us")
+LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99_9_us")
 COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "throughput_mbps", "line_rate_pct", "loss_pct",
            *(f"latency_{key.replace('.', '_')}" for key in LATENCY_KEYS), "pdv_us",
@@ -33,7 +33,7 @@ def row(task_id: str, result: dict) -> dict:
         out[f"latency_{key.replace('.', '_')}"] = latency.get(key)
     # packet delay variation as RFC 5481 reports it: the 99.9th percentile of the
     # delay less the minimum delay
-    low, high = latency.get("min_us"), latency.get("p99.9_us")
+    low, high = latency.get("min_us"), latency.get("p99_9_us")
     out["pdv_us"] = high - low if isinstance(low, (int, float)) and isinstance(
         high, (int, float)) else None
     out.update(limited_by=result.get("limited_by", ""), trials=result.get("trials"),

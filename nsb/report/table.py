@@ -25,7 +25,7 @@ def rows(results: list[dict]) -> list[list[str]]:
             _num(r["line_rate_pct"], 2),
             f"{r['loss_pct']:.4f}",
             " / ".join(_num(lat.get(k)) for k in ("min_us", "avg_us", "max_us")) if lat else "-",
-            " / ".join(_num(lat.get(k)) for k in ("p50_us", "p99_us", "p99.9_us")) if lat else "-",
+            " / ".join(_num(lat.get(k)) for k in ("p50_us", "p99_us", "p99_9_us")) if lat else "-",
             r["limited_by"],
         ])
     return out

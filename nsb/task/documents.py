@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nsb.errors import TaskError
-from nsb.task import input_file, render, yaml_lines
+from nsb.task import input_file, line_map, render, yaml_lines
 from nsb.task.yaml_lines import LocatedDocument
 
 
@@ -39,7 +39,16 @@ def read_document(path: Path, task_args: dict | None = None, strict: bool = True
             raise where.error(f"{what} not found: {path}") from None
         raise where.error(f"{what} {shown}: {exc.message}") from None
     rendered = render.render(text, shown, task_args, strict)
-    return yaml_lines.parse(rendered, shown)
+    if rendered == text:
+        return yaml_lines.parse(rendered, shown)
+    mapping = line_map.source_lines(text, rendered)  # errors point into the file
+    try:
+        doc = yaml_lines.parse(rendered, shown)
+    except TaskError as exc:
+        raise line_map.remap(exc, mapping) from None
+    doc.lines = {path: mapping[line - 1] if 0 < line <= len(mapping) else line
+                 for path, line in doc.lines.items()}
+    return doc
 
 
 def _shown(path: Path) -> str:

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from nsb import frames, plugins
 from nsb.errors import TaskError
+from nsb.task import option_aliases
 from nsb.task.model import PluginSpec, Task
 
 DURATION_KEYS = ("duration", "final_trial_duration")
@@ -26,7 +27,7 @@ DURATION_KEYS = ("duration", "final_trial_duration")
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(%|pps|kpps|Mpps)\s*$")
 _PPS_UNITS = {"pps": 1.0, "kpps": 1e3, "Mpps": 1e6}
-CARRIED = ("packet_sizes", "imix", "interface_speed_gbps", "tolerated_loss", "flows")
+CARRIED = ("packet_sizes", "imix", "interface_speed_gbps", "tolerated_loss_pct", "flows")
 
 
 def apply(task: Task, frame_sizes: list[str | int] | None, duration_s: float | None,
@@ -95,11 +96,12 @@ def _rate_profile(spec: PluginSpec, rate: str) -> PluginSpec:
     """The traffic profile ``--rate`` asks for, with the task's frame sizes, speed,
     tolerated loss, flows and trial length."""
     properties = _option_schemas(spec)
-    carried = {key: spec.options[key] for key in CARRIED
-               if key in spec.options and key in properties}
+    given = option_aliases.canonical(spec.options, {"properties": properties},
+                                     spec.options_where)
+    carried = {key: given[key] for key in CARRIED if key in given and key in properties}
     duration = next((spec.options[k] for k in DURATION_KEYS if k in spec.options), None)
     if rate.strip() == "ndr_pdr":
-        options = {k: v for k, v in carried.items() if k != "tolerated_loss"}
+        options = {k: v for k, v in carried.items() if k != "tolerated_loss_pct"}
         if duration is not None:
             options["goals"] = [{"name": "NDR", "loss_ratio": 0.0,
                                  "final_trial_duration": duration, "duration_sum": duration},

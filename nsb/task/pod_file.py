@@ -17,6 +17,7 @@ import ipaddress
 from dataclasses import replace
 from pathlib import Path
 
+from nsb.errors import raise_all
 from nsb.nodes.node import (
     BINDABLE_DRIVERS,
     BRIDGE_NAME,
@@ -26,25 +27,27 @@ from nsb.nodes.node import (
     Node,
     SshAccess,
 )
-from nsb.task import input_file, schema
+from nsb.task import input_file, pod_checks, schema
 from nsb.task.documents import Where, read_document
 from nsb.task.yaml_lines import LocatedDocument, format_path
 
-_MAC = "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
-
 _INTERFACE = {
     "type": "object",
+    "additionalProperties": False,
     "properties": {
         "vpci": {"type": "string"},
-        "local_mac": {"type": "string", "pattern": _MAC},
+        "local_mac": {"type": "string"},  # a unicast MAC, checked by pod_checks
         "driver": {"type": "string"},
         # nsb: may bind the NIC to this driver for a run (given back afterwards)
         "dpdk_driver": {"enum": list(BINDABLE_DRIVERS)},
-        "local_ip": {"type": "string", "pattern": r"^\d+\.\d+\.\d+\.\d+$"},
-        "netmask": {"type": "string"},
+        "local_ip": {"type": "string"},  # IPv4 or IPv6, checked by pod_checks
+        "netmask": {"type": ["string", "integer"]},
         "dpdk_port_num": {"type": "integer", "minimum": 0},
         # nsb: the interface at the other end of this NIC's cable, node:interface
         "peer": {"type": "string", "minLength": 1},
+        # NSB's, read by NSB's own VNFs or written by its contexts; nsb reads none
+        **{key: {} for key in ("dst_mac", "dst_ip", "vld_id", "ifname", "ifindex",
+                               "local_iface_name", "bandwidth", "speed", "numa_node")},
     },
 }
 
@@ -63,6 +66,7 @@ POD_SCHEMA = {
             "items": {
                 "type": "object",
                 "required": ["name"],
+                "additionalProperties": False,
                 "properties": {
                     "name": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
                     "role": {"type": "string"},
@@ -70,6 +74,7 @@ POD_SCHEMA = {
                     "user": {"type": "string"},
                     "password": {"type": "string"},
                     "key_filename": {"type": "string"},
+                    "host": {"type": "string"},  # NSB's standalone compute host
                     "ssh_port": {"type": ["string", "integer"], "pattern": "^[0-9]+$"},
                     "dpdk_driver": {"enum": list(BINDABLE_DRIVERS)},
                     # nsb: bridges a vSwitch on this node provides for links via them
@@ -77,7 +82,8 @@ POD_SCHEMA = {
                                 "items": {"type": "string", "pattern": BRIDGE_NAME}},
                     "interfaces": {
                         "type": "object",
-                        "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,14}$"},
+                        # length: pod_checks (Linux's 15 characters, one line per name)
+                        "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_.-]*$"},
                         "additionalProperties": _INTERFACE,
                     },
                     "routing_table": _ROUTES,
@@ -162,6 +168,9 @@ def _peer_end(text: str, here: Endpoint, nodes: dict[str, Node], doc, at: tuple)
     if Endpoint(node, interface) == here:
         raise doc.error(at, f"{here} is cabled to itself; name the interface at the other "
                         "end of its cable")
+    if node == here.node:
+        raise doc.error(at, f"{here} is cabled to {text}, on its own node: a cable goes to "
+                        "another node of the pod (name the far end's node:interface)")
     return Endpoint(node, interface)
 
 
@@ -189,7 +198,8 @@ def _pod_document(path: Path, where: Where | None) -> LocatedDocument:
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _READ:
         doc = read_document(path, where=where, what="pod file")
-        schema.validate(doc.data, POD_SCHEMA, doc)
+        found = schema.violations(doc.data, POD_SCHEMA, doc)
+        raise_all(found or pod_checks.problems(doc))  # values once the form holds
         _READ[key] = doc
     return _READ[key]
 
@@ -209,6 +219,8 @@ def _with_prefix(if_raw: dict, doc, path: tuple) -> str:
     address = if_raw.get("local_ip")
     if not address:
         return ""
+    if ipaddress.ip_address(address).version == 6:  # checked by pod_checks
+        return f"{address}/{if_raw.get('netmask', 64)}"
     netmask = if_raw.get("netmask", "255.255.255.0")
     try:
         network = ipaddress.IPv4Network(f"0.0.0.0/{netmask}")

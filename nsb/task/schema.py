@@ -8,6 +8,8 @@ import re
 import jsonschema
 
 from nsb import redact
+from nsb.errors import raise_all
+from nsb.task import values
 from nsb.task.yaml_lines import LocatedDocument
 
 _PLUGIN_REF = {
@@ -72,22 +74,47 @@ TASK_SCHEMA = {
 
 
 def validate(data, schema: dict, doc: LocatedDocument, base_path: tuple = ()) -> None:
-    """Raise the most specific schema violation in ``data`` as a located TaskError.
+    """Raise every schema violation in ``data`` as located TaskErrors, one line each
+    (the most specific reading of each), so that a file's mistakes show at once.
 
     ``data`` sits at ``base_path`` inside ``doc``; that is where errors point.
     """
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = list(validator.iter_errors(data))
-    if not errors:
-        return
-    error = _most_specific(errors)
-    path = base_path + tuple(error.absolute_path)
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        path += tuple(_extra_keys(error.instance, error.schema)[:1])  # the offending key
-    message = describe(error)
-    if any(redact.is_secret_key(part) for part in path):
-        message = describe(error, shown=lambda value: redact.MASK)
-    raise doc.error(path, redact.text(message))
+    raise_all(violations(data, schema, doc, base_path))
+
+
+def violations(data, schema: dict, doc: LocatedDocument, base_path: tuple = ()) -> list:
+    """Every schema violation in ``data`` as a located TaskError (none: [])."""
+    validator = jsonschema.Draft202012Validator(schema, format_checker=values.FORMATS)
+    found, seen = [], set()
+    for error in (e for top in validator.iter_errors(data) for e in _specific(top)):
+        path = base_path + tuple(error.absolute_path)
+        if "propertyNames" in error.schema_path:  # the name itself, at its line
+            path += (error.instance,)
+        keys = [None]
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            keys = _extra_keys(error.instance, error.schema)  # one line per unknown key
+        for key in keys:
+            at = path + ((key,) if key is not None else ())
+            message = describe(error, key=key)
+            if any(redact.is_secret_key(part) for part in at):
+                message = describe(error, shown=lambda value: redact.MASK, key=key)
+            if (at, message) not in seen:
+                seen.add((at, message))
+                found.append(doc.error(at, redact.text(message)))
+    return found
+
+
+def _specific(error: jsonschema.ValidationError) -> list:
+    """The errors that say what is wrong: for anyOf/oneOf, every error of the branch
+    that got furthest (a mapping with two bad values has two lines)."""
+    if not error.context:
+        return [error]
+    best = jsonschema.exceptions.best_match([error])  # deep down: its branch is wanted
+    while best.parent is not None and best.parent is not error:
+        best = best.parent
+    branch = best.relative_schema_path[0]
+    return [found for e in error.context if e.relative_schema_path[0] == branch
+            for found in _specific(e)]
 
 
 def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:
@@ -98,7 +125,7 @@ def _most_specific(errors: list[jsonschema.ValidationError]) -> jsonschema.Valid
     return best
 
 
-def describe(error: jsonschema.ValidationError, shown=None) -> str:
+def describe(error: jsonschema.ValidationError, shown=None, key=None) -> str:
     """Turn a jsonschema error into what is wrong and what is allowed; ``shown``
     prints the offending value (a secret's is masked)."""
     _show = shown or _show_value
@@ -108,7 +135,7 @@ def describe(error: jsonschema.ValidationError, shown=None) -> str:
     if kind == "additionalProperties" and isinstance(instance, dict):
         allowed = sorted(schema.get("properties", {}))
         extra = _extra_keys(instance, schema)
-        key = extra[0] if extra else "?"
+        key = key if key is not None else (extra[0] if extra else "?")
         hint = difflib.get_close_matches(key, allowed, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
         return f"unknown key '{key}'{did_you_mean}; allowed: {', '.join(allowed)}"
@@ -134,6 +161,8 @@ def describe(error: jsonschema.ValidationError, shown=None) -> str:
         return f"{_show(instance)} does not match the pattern {schema['pattern']}"
     if kind in ("minItems", "maxItems", "minProperties", "minLength"):
         return f"{_show(instance)} is too short or too long ({kind} {schema[kind]})"
+    if kind == "format" and isinstance(error.cause, values.ValueProblem):
+        return str(error.cause)
     if kind == "propertyNames":
         return f"invalid name: {error.message}"
     return error.message

@@ -32,7 +32,7 @@ class AclProfile(TrafficProfile):
             "packet_sizes": common.PACKET_SIZES,
             "imix": common.IMIX,
             "duration": {**common.DURATION, "default": 5},
-            "tolerated_loss": common.TOLERATED_LOSS,
+            "tolerated_loss_pct": common.TOLERATED_LOSS,
             "lower_bound": {"type": "number", "minimum": 0, "maximum": 100},
             "upper_bound": common.UPPER_BOUND,
             "test_precision": {"type": "number"},
@@ -53,7 +53,7 @@ class AclProfile(TrafficProfile):
         o = self.options
         pct = float(o["upper_bound"])
         trial = self.trial_at_pct(frame, pct, measurer.ports)
-        judge = loss_judge(o["tolerated_loss"])
+        judge = loss_judge(o["tolerated_loss_pct"])
         results, verdict, before = [], PASS, measurer.trial_count
         limit = o.get("max_trials")
         while not measurer.should_stop() and (limit is None or len(results) < limit):

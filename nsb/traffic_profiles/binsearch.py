@@ -29,7 +29,7 @@ class BinSearchProfile(TrafficProfile):
             "packet_sizes": common.PACKET_SIZES,
             "imix": common.IMIX,
             "duration": common.DURATION,
-            "tolerated_loss": common.TOLERATED_LOSS,
+            "tolerated_loss_pct": common.TOLERATED_LOSS,
             "test_precision": {"description": "the search stops when its interval is this narrow, "
                                               "in % of line rate",
                                "type": "number", "exclusiveMinimum": 0, "default": 0.1},
@@ -73,7 +73,7 @@ class BinSearchProfile(TrafficProfile):
         verdict that decides moves the interval (TrialDone shows where it went)."""
         trial = replace(self.trial_at_pct(frame, at.rate_pct, measurer.ports),
                         latency=self.options["search_latency"])
-        judge = loss_judge(self.options["tolerated_loss"])
+        judge = loss_judge(self.options["tolerated_loss_pct"])
         repeats = self.options["confirmation"]
         why = ""
         for repeat in range(repeats + 1):
@@ -129,7 +129,7 @@ class BinSearchProfile(TrafficProfile):
         """TST009-style: the answer must pass ``verification_trials`` more full trials;
         each failure steps down by test_precision and verifies again."""
         o = self.options
-        judge = loss_judge(o["tolerated_loss"])
+        judge = loss_judge(o["tolerated_loss_pct"])
         steps = 0
         while rate > o["lower_bound"] and not measurer.should_stop():
             passed = True

@@ -69,7 +69,7 @@ class FastNdrProfile(TrafficProfile):
             "packet_sizes": common.PACKET_SIZES,
             "imix": common.IMIX,
             "interface_speed_gbps": common.INTERFACE_SPEED,
-            "tolerated_loss": common.TOLERATED_LOSS,
+            "tolerated_loss_pct": common.TOLERATED_LOSS,
             "lower_bound": common.positive_lower_bound(1.0),
             "upper_bound": common.UPPER_BOUND,
             "final_trial_duration": {"description": "seconds of a full-length trial",
@@ -127,7 +127,7 @@ class _FrameSearch:
         self.proving = False
         self.profile = profile
         self.measurer = measurer
-        self.judge = loss_judge(self.o["tolerated_loss"])
+        self.judge = loss_judge(self.o["tolerated_loss_pct"])
         self.frame = frame
         ports = measurer.ports
         speed = profile.speed_gbps
@@ -291,7 +291,7 @@ class _FrameSearch:
                 # the highest rate that would pass at each forwarding rate, less a frame
                 # per trial: a forwarding rate is known to a frame, rounding can lose one
                 frame = 1 / self.o["short_trial_duration"]
-                tolerated = 1 - self.o["tolerated_loss"] / 100
+                tolerated = 1 - self.o["tolerated_loss_pct"] / 100
                 samples = sorted(min(rate, r.rx_rate_pps / tolerated) - frame
                                  for _, r in results)
                 return samples[1], samples[len(samples) // 2] / samples[1] - 1

@@ -20,7 +20,7 @@ class FixedRateProfile(TrafficProfile):
             "packet_sizes": common.PACKET_SIZES,
             "imix": common.IMIX,
             "duration": common.DURATION,
-            "tolerated_loss": common.TOLERATED_LOSS,
+            "tolerated_loss_pct": common.TOLERATED_LOSS,
             "rate_pct": {"description": "the rate, in % of line rate (or rate_pps)",
                          "type": "number", "exclusiveMinimum": 0, "maximum": 100},
             "rate_pps": {"description": "the rate, in frames per second (or rate_pct)",
@@ -46,7 +46,7 @@ class FixedRateProfile(TrafficProfile):
             trial = Trial(frame_size=frame, rate_pps=pps, duration_s=float(o["duration"]),
                           flows=o.get("flows"))
             done = measurer.measure(trial, SearchPoint.single(pct, trials_left=1),
-                                    loss_judge(o["tolerated_loss"]))
+                                    loss_judge(o["tolerated_loss_pct"]))
             limited_by = LIMITED_BY.get(done.verdict, LimitedBy.NONE)
             measurer.result_ready(frame, done.result if done.verdict == PASS else None,
                                   self.speed_gbps, limited_by, 1, self.spec.type,

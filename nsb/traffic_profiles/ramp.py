@@ -2,7 +2,7 @@
 
 As NSB's profile does, each frame size starts at ``lower_bound`` % of line rate and
 steps up by ``step_value`` while the rate is at most ``upper_bound``; the first
-trial that loses more than ``tolerated_loss`` ends that frame size. The result is
+trial that loses more than ``tolerated_loss_pct`` ends that frame size. The result is
 the highest step that passed (0 when even the first failed). ``step_interval`` and
 ``test_precision`` are accepted as NSB's sample files write them; NSB's profile
 reads neither.
@@ -27,7 +27,7 @@ class RampProfile(TrafficProfile):
             "packet_sizes": common.PACKET_SIZES,
             "imix": common.IMIX,
             "duration": {**common.DURATION, "default": 5},
-            "tolerated_loss": common.TOLERATED_LOSS,
+            "tolerated_loss_pct": common.TOLERATED_LOSS,
             "lower_bound": {"type": "number", "minimum": 0, "maximum": 100, "default": 10.0},
             "upper_bound": common.UPPER_BOUND,
             "step_value": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
@@ -54,7 +54,7 @@ class RampProfile(TrafficProfile):
             self._ramp(measurer, frame)
 
     def _ramp(self, measurer: Measurer, frame: Frame) -> None:
-        judge = loss_judge(self.options["tolerated_loss"])
+        judge = loss_judge(self.options["tolerated_loss_pct"])
         steps = self.steps()
         best, limited_by, before = None, LimitedBy.UPPER_BOUND, measurer.trial_count
         for position, pct in enumerate(steps):

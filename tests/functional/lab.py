@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 from nsb.runinfo import short_tag
+from tests import results_schema
 from tests.conftest import NSB, ROOT, SAMPLE
 
 
@@ -17,8 +18,10 @@ def start(results_conf, task_args: dict, *extra, task=SAMPLE, **popen):
 
 
 def results_of(results_dir: Path) -> tuple[str, dict]:
+    """The task id and results of the one task under ``results_dir``, checked
+    against docs/results.schema.json."""
     (path,) = results_dir.glob("*/results.json")
-    return path.parent.name, json.loads(path.read_text())
+    return path.parent.name, results_schema.check(json.loads(path.read_text()), str(path))
 
 
 def leftovers(task_id: str) -> list[str]:

@@ -47,7 +47,7 @@ def one_error_line(done) -> str:
 def check_latency(lat: dict | None) -> None:
     if not lat:
         return
-    shown = [lat["min_us"]] + [lat[k] for k in ("p50_us", "p90_us", "p99_us", "p99.9_us")
+    shown = [lat["min_us"]] + [lat[k] for k in ("p50_us", "p90_us", "p99_us", "p99_9_us")
                                if k in lat] + [lat["max_us"]]
     assert 0 < lat["min_us"] <= lat["avg_us"] <= lat["max_us"]
     assert shown == sorted(shown), lat

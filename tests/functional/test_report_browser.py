@@ -307,7 +307,7 @@ def expected_scenario_charts(doc: dict, prefix: str) -> dict[str, dict]:
     results, trials, kpis = doc["results"], doc["trials"], doc["kpis"]
     frames = len(results)
     stats = sum(1 for r in results for key in ("min_us", "p50_us", "avg_us", "p90_us",
-                                               "p99_us", "p99.9_us", "max_us")
+                                               "p99_us", "p99_9_us", "max_us")
                 if (r.get("latency") or {}).get(key) is not None)
     charts = {f"{prefix}-throughput-chart": {  # labelled with their share of line rate
         "bars": frames, "markers": 0,

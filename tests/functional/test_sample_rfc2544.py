@@ -24,7 +24,7 @@ def check_consistent(doc, speed_gbps=1.0):
         latency = trial["latency"]
         if latency:
             assert (latency["min_us"] <= latency["p50_us"] <= latency["p90_us"]
-                    <= latency["p99_us"] <= latency["p99.9_us"] <= latency["max_us"])
+                    <= latency["p99_us"] <= latency["p99_9_us"] <= latency["max_us"])
     for result in doc["results"]:
         frame = result["frame_size"]
         trials = [t for t in doc["trials"] if t["frame_size"] == frame]

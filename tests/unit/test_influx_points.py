@@ -74,7 +74,7 @@ def test_trial_becomes_one_trial_point_and_two_per_port():
         "elapsed_s": 2.1, "generator_limited": 0.0, "passed": 1.0, "search_lower_pct": 25.0,
         "search_upper_pct": 75.0, "latency_samples": 10.0, "latency_min_us": 5.0,
         "latency_avg_us": 7.5, "latency_max_us": 20.0, "latency_p50_us": 7.0,
-        "latency_p99.9_us": 19.5}
+        "latency_p99_9_us": 19.5}
     ports = [(p.measurement, p.tags["port"], p.tags["direction"], dict(p.fields))
              for p in points[1:]]
     assert ports == [

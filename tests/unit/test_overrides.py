@@ -71,7 +71,7 @@ def test_rate_replaces_the_search_keeping_the_task_s_traffic(rate, kind, expecte
     for key, value in expected.items():
         assert spec.options[key] == value
     if kind == "fixed":
-        assert spec.options["duration"] == 2 and spec.options["tolerated_loss"] == 0.01
+        assert spec.options["duration"] == 2 and spec.options["tolerated_loss_pct"] == 0.01
     else:
         assert [g["name"] for g in spec.options["goals"]] == ["NDR", "PDR"]
         assert spec.options["goals"][0]["final_trial_duration"] == 2

@@ -162,7 +162,7 @@ def test_progress_line_names_scenario_interval_rate_and_time_left(tmp_path):
     lines = stream.getvalue().splitlines()
     assert len(lines) == sum(r.trials for r in progress.results)  # one line per trial
     first = lines[0]
-    assert first.startswith("[testpmd_rfc2544] 64 B | interval 0.00-100.00 % | trial 1 at "
+    assert first.startswith("[testpmd_rfc2544] 64 B | interval 0.00-100.00 % | trial 0 at "
                             "100.00 %")
     assert "kpps" in first and "last: fail loss" in first and "elapsed 0:00:00" in first
     assert "left ~" in first

@@ -154,7 +154,7 @@ def test_bad_pod_entry_points_into_the_pod(nsb_main, reference):
     pod = reference.parent / "prox-baremetal-2.yaml"
     edit(pod, 'local_mac: "68:05:ca:30:3d:50"', 'local_mac: "68:05:ca:30:3d"')
     check_one_line_error(nsb_main("task", "validate", str(reference)), "prox-baremetal-2.yaml:",
-                         "nodes[0].interfaces.xe0.local_mac", "does not match")
+                         "nodes[0].interfaces.xe0.local_mac", "is not a MAC address (six hex pairs")
 
 
 def test_unknown_placeholder_in_a_prox_config(nsb_main, reference):

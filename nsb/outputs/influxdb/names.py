@@ -88,5 +88,8 @@ PLATFORM_FIELDS = ("cpus", "sockets", "numa_nodes", "memory_gib", "hugepages_tot
 
 
 def latency_field(stat: str) -> str:
-    """A latency statistic's field: ``avg`` -> latency_avg_us, ``p99.9`` -> latency_p99.9_us."""
-    return f"latency_{stat}_us"
+    """A latency statistic's field: ``avg`` -> latency_avg_us, ``p99.9`` -> latency_p99_9_us
+    (one name per KPI: nsb.kpi_names)."""
+    from nsb import kpi_names
+
+    return f"latency_{kpi_names.stat(stat)}_us"

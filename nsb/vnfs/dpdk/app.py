@@ -37,7 +37,7 @@ EAL_OPTIONS = {
                    "type": "array", "items": {"type": "string"}, "default": []},
 }
 LCORES = {"description": "the CPUs its lcores run on (e.g. 1-2); default CPUs 1 to cores",
-          "type": "string", "pattern": r"^[0-9,\-]+$"}
+          "type": "string", "pattern": r"^[0-9,\-]+$", "format": "nsb-cpu-list"}
 
 
 class DpdkApp(Vnf):

@@ -38,7 +38,7 @@ class CommandVnf(Vnf):
         "properties": {
             "command": _ARGV,
             "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            "lcores": {"type": "string", "pattern": r"^[0-9,\-]+$"},
+            "lcores": {"type": "string", "pattern": r"^[0-9,\-]+$", "format": "nsb-cpu-list"},
             "ready_port": {"type": "integer", "minimum": 1, "maximum": 65535},
             "ready_host": {"type": "string", "minLength": 1, "default": "127.0.0.1"},
             "ready_command": _ARGV,
