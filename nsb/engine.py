@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from nsb import plan_checks, plugins
+from nsb import plan_checks, plugins, sweep_tags
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
 from nsb.errors import Interrupted, NsbError, RunError
@@ -77,7 +77,9 @@ class Plan:
                 "traffic_generator": {s.generator.name: s.generator.describe()},
                 "traffic_profile": s.profile.describe(),
                 "runner": s.runner.describe(),
+                **({"sweep": dict(s.spec.sweep)} if s.spec.sweep else {}),
             } for s in self.scenarios],
+            **({"sweep": [dict(p) for p in self.task.sweep]} if self.task.sweep else {}),
             "outputs": [o.describe() for o in self.outputs],
         }
 
@@ -266,7 +268,8 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
         _running_versions(_vnfs(scenario), run, bus)
         sampler = _nfvi_sampler(scenario, run, bus)
         teardown.callback(sampler.stop)
-        measurer = Measurer(scenario.generator, run.task_id, name, bus.emit,
+        emit = sweep_tags.tagging(bus.emit, scenario.spec.sweep)
+        measurer = Measurer(scenario.generator, run.task_id, name, emit,
                             _ScenarioHooks(scenario, plan.context, run, bus, sampler))
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:

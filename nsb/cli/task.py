@@ -34,6 +34,10 @@ def _add_task_file(parser: argparse.ArgumentParser) -> None:
                         help="template variables as a JSON object, e.g. '{\"duration_s\": 5}'")
     parser.add_argument("--task-args-file", metavar="FILE",
                         help="template variables from a YAML or JSON file")
+    parser.add_argument("--sweep", action="append", metavar="NAME=V1,V2",
+                        help="run the task for each value of task arg NAME (repeatable: "
+                             "every combination), e.g. --sweep pmd_cores=1,2,4; one task "
+                             "id, each result tagged with its point")
     parser.add_argument("--frame-size", action="append", metavar="BYTES",
                         help="run every scenario at this frame size instead of the task's "
                              "(repeatable), e.g. --frame-size 64 --frame-size 1518; IMIX "

@@ -7,15 +7,15 @@ from pathlib import Path
 
 
 def load_task(args):
-    """The task with --task-args rendered in and --frame-size/--duration/--rate applied;
+    """The task with --task-args rendered in (once per point of a sweep) and
+    --frame-size/--duration/--rate applied;
     a task argument the template never uses is an error, not silently ignored."""
-    from nsb.task import loader, render
+    from nsb.task import render, sweep
 
     task_args = render.parse_task_args(args.task_args, args.task_args_file)
-    with render.names_used() as used:
-        task = loader.load(args.file, task_args)
-    render.check_args_used(task_args, used,
-                           "--task-args" if args.task_args else args.task_args_file)
+    source = "--task-args" if args.task_args else args.task_args_file
+    task, used = sweep.load(args.file, task_args, getattr(args, "sweep", None), source)
+    render.check_args_used(task_args, used, source)
     from nsb.task import overrides
 
     return overrides.apply(task, args.frame_size, args.duration, args.rate)

@@ -98,4 +98,8 @@ def _print_summary(out, run, events, results: list[dict]) -> None:
     for scenario, records_of in by_scenario.items():
         for rendered in formats.scenario_tables(run.task_id, scenario, records_of):
             out.print(rendered)
+    from nsb.report import sweep
+
+    for rendered in sweep.text_tables([results], [run.task_id], [run.task_id]):
+        out.print(rendered)  # a sweep's scaling table
     out.print(f"Results: {run.results_dir / 'results.json'}", highlight=False)

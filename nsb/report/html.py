@@ -124,6 +124,9 @@ def _comparison(tasks: list[TaskResults], labels: list[str]) -> str:
                                                 stats=["avg", "p99"]),
                                  f"cmp{m}-latency-chart", "latency"))
         out.append(f'<div class="charts">{"".join(figures)}</div>')
+    from nsb.report import sweep_html
+
+    out.append(sweep_html.comparison_section([t.results for t in tasks], labels))
     columns = [(f"{label}: {node}", facts) for task, label in zip(tasks, labels, strict=True)
                for node, facts in sorted(task.platform.items())]
     if columns:
@@ -153,6 +156,9 @@ def _task(task: TaskResults, label: str, n: int) -> str:
         error = task.task.get("error") or ""
         out.append(f'<p class="banner">This run did not finish cleanly (status {escape(status)})'
                    f"{': ' + escape(error) if error else ''}. What it measured is shown.</p>")
+    from nsb.report import sweep_html
+
+    out.append(sweep_html.task_section(task.results, n, chart))
     for m, scenario in enumerate(task.scenarios(), start=1):
         out.append(_scenario(task, label, scenario, f"t{n}-s{m}"))
     dut = tables.dut_configuration(task.plan, f"t{n}-dut-table")

@@ -55,6 +55,7 @@ class ScenarioSpec:
     profile: PluginSpec
     runner: PluginSpec
     members_where: Where | None = None  # where the scenario lists its VNFs
+    sweep: Mapping = field(default_factory=dict)  # the task args of its sweep point
 
 
 @dataclass(frozen=True)
@@ -68,3 +69,4 @@ class Task:
     # contexts after the first (``contexts:``): their nodes join the first's
     more_contexts: tuple[PluginSpec, ...] = ()
     notice: str = ""  # printed before the task runs
+    sweep: tuple = ()  # the sweep's points (task args per point), in run order

@@ -50,6 +50,8 @@ TASK_SCHEMA = {
         "description": {"type": "string"},
         # a line printed before the task runs (e.g. why a sample chose its generator)
         "notice": {"type": "string", "minLength": 1},
+        # task args -> their values: the task runs once per combination (nsb.task.sweep)
+        "sweep": {"type": "object"},
         "context": _CONTEXT,
         "contexts": {"type": "array", "minItems": 1, "items": _CONTEXT},
         "scenarios": {
