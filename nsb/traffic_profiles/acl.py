@@ -33,13 +33,18 @@ class AclProfile(TrafficProfile):
             "imix": common.IMIX,
             "duration": {**common.DURATION, "default": 5},
             "tolerated_loss_pct": common.TOLERATED_LOSS,
-            "lower_bound": {"type": "number", "minimum": 0, "maximum": 100},
+            "lower_bound": {"description": "NSB's; trials run at upper_bound",
+                            "type": "number", "minimum": 0, "maximum": 100},
             "upper_bound": common.UPPER_BOUND,
-            "test_precision": {"type": "number"},
-            "step_value": {"type": "number"},
+            "test_precision": {"description": "NSB's; accepted as its sample files write it",
+                               "type": "number"},
+            "step_value": {"description": "NSB's; accepted as its sample files write it",
+                           "type": "number"},
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "flows": common.FLOWS,
-            "max_trials": {"type": "integer", "minimum": 1},
+            "max_trials": {"description": "stop after this many trials (not NSB's: bounds an "
+                                          "Iteration runner)",
+                           "type": "integer", "minimum": 1},
         },
     }
 

@@ -100,8 +100,9 @@ def test_the_readme_shows_what_plugin_show_prints(nsb_main):
     assert code == 0 and out.strip().splitlines() == printed
 
 
-@pytest.mark.parametrize("name", ["testpmd", "l3fwd", "l2fwd", "trafgen", "ovs", "baremetal",
-                                  "Iteration", "Duration", "ProxDuration", "Search"])
+@pytest.mark.parametrize("name", ["testpmd", "l3fwd", "l2fwd", "trafgen", "trex", "ovs", "prox",
+                                  "baremetal", "Iteration", "Duration", "ProxDuration",
+                                  "Search", "binsearch", "fixed", "ramp", "acl"])
 def test_these_plugins_describe_every_option(name):
     (found,) = plugin_options.resolve(name)
     undescribed = [o.name for o in plugin_options.options(plugin_options.load(found))

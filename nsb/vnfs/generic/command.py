@@ -37,16 +37,28 @@ class CommandVnf(Vnf):
         "examples": [{"command": ["sleep", "600"], "ready_command": ["true"]}],
         "properties": {
             "command": _ARGV,
-            "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            "lcores": {"type": "string", "pattern": r"^[0-9,\-]+$", "format": "nsb-cpu-list"},
-            "ready_port": {"type": "integer", "minimum": 1, "maximum": 65535},
-            "ready_host": {"type": "string", "minLength": 1, "default": "127.0.0.1"},
+            "interfaces": {"description": "the node's interfaces it takes, in port order (default:"
+                                          " all linked ones)",
+                           "type": "array", "items": {"type": "string"}, "minItems": 1},
+            "lcores": {"description": "CPUs for the {lcores} placeholder",
+                       "type": "string", "pattern": r"^[0-9,\-]+$", "format": "nsb-cpu-list"},
+            "ready_port": {"description": "ready when this TCP port on ready_host accepts (or "
+                                          "ready_command)",
+                           "type": "integer", "minimum": 1, "maximum": 65535},
+            "ready_host": {"description": "where ready_port is asked",
+                           "type": "string", "minLength": 1, "default": "127.0.0.1"},
             "ready_command": _ARGV,
-            "ready_timeout_s": {"type": "number", "exclusiveMinimum": 0},
+            "ready_timeout_s": {"description": "seconds it may take to become ready (default: "
+                                               "vnf_start_timeout)",
+                                "type": "number", "exclusiveMinimum": 0},
             "stats_command": _ARGV,
-            "stop_grace_s": {"type": "number", "minimum": 0, "default": 5},
-            "dpdk": {"type": "boolean", "default": False},
-            "hugepages_mb": {"type": "integer", "minimum": 0, "default": 256},
+            "stop_grace_s": {"description": "seconds it gets to stop at teardown before it is "
+                                            "killed",
+                             "type": "number", "minimum": 0, "default": 5},
+            "dpdk": {"description": "bind its PCI ports to a DPDK driver and add hugepages",
+                     "type": "boolean", "default": False},
+            "hugepages_mb": {"description": "hugepages to add, in MB (with dpdk)",
+                             "type": "integer", "minimum": 0, "default": 256},
         },
     }
 

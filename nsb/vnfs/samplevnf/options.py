@@ -29,7 +29,8 @@ COMMON = {
         "nfvi_enable": {"description": "NSB's keys for its collectd and timeouts: nsb samples NFVi"
                                        " itself",
                         "type": "boolean"},
-        "collectd": {"type": "object"},
+        "collectd": {"description": "NSB's NFVi collector: accepted, nsb samples itself",
+                     "type": "object"},
         "timeout": {"type": "number", "exclusiveMinimum": 0},
         "vnf_deploy": {"description": "NSB's \"build SampleVNF from git on the node\": nsb runs "
                                       "installed binaries",
