@@ -50,6 +50,8 @@ def resolve(asked: str) -> list[Resolved]:
     """Every plugin ``asked`` names (one per namespace); unknown: an error with a hint."""
     from nsb.plugins import NAMESPACES
 
+    if not asked.strip():
+        raise NsbError("a plugin name is needed, e.g. testpmd; `nsb plugin list` lists them")
     eps = _entry_points(NAMESPACES)
     name = _descriptor_ids().get(asked, asked)
     found = [ep for ep in eps if ep.name == name]
@@ -61,7 +63,8 @@ def resolve(asked: str) -> list[Resolved]:
         if not close:
             close = [n for n in names if n.lower().startswith(asked.lower()[:3])][:1]
         hint = f"did you mean '{close[0]}'? " if close else ""
-        raise NsbError(f"unknown plugin '{asked}'; {hint}`nsb plugin list` lists them all")
+        shown = asked if len(asked) <= 60 else asked[:57] + "..."
+        raise NsbError(f"unknown plugin {shown!r}; {hint}`nsb plugin list` lists them all")
     return [_resolved(ep, asked, eps) for ep in found]
 
 

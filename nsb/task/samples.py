@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,16 +33,33 @@ def directory() -> Path | None:
 
 
 def find(root: Path) -> list[Sample]:
-    """Every task file under ``root`` (nsb's or NSB's schema), sorted by path."""
+    """Every task file under ``root`` (nsb's or NSB's schema), sorted by path; only
+    regular files are read and symbolic links to directories are not followed."""
     found = []
-    for path in sorted(root.rglob("*.y*ml")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:65536]
-        except OSError:
-            continue
-        if path.is_file() and _SCHEMA.search(text):
-            found.append(Sample(path.relative_to(root), describe(text)))
-    return found
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(folder) / name
+            if name.endswith((".yaml", ".yml")) and _is_regular(path):
+                text = _head(path)
+                if _SCHEMA.search(text):
+                    found.append(Sample(path.relative_to(root), describe(text)))
+    return sorted(found, key=lambda s: s.path)
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:  # a dangling link, a loop of links, no permission
+        return False
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            return file.read(65536).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def describe(text: str) -> str:

@@ -57,11 +57,18 @@ def task_args(path: str | Path) -> list[TaskArg]:
 
 
 def _read(text: str, path: Path, provided: frozenset, found: dict) -> None:
-    env = limits.LimitedEnvironment()
     try:
-        parsed = env.parse(text)
+        _read_template(text, path, provided, found)
     except jinja2.TemplateSyntaxError as exc:
         raise TaskError(f"template error: {exc.message}", str(path), exc.lineno) from None
+    except RecursionError:
+        raise TaskError("template error: nested or recursive too deeply (thousands of nested "
+                        "brackets or blocks)", str(path)) from None
+
+
+def _read_template(text: str, path: Path, provided: frozenset, found: dict) -> None:
+    env = limits.LimitedEnvironment()
+    parsed = env.parse(text)
     internal = set(env.globals) | {"machine"} | provided
     defaults = _defaults(parsed, text)
     optional = _tested_defined(parsed)

@@ -108,3 +108,10 @@ def test_these_plugins_describe_every_option(name):
     undescribed = [o.name for o in plugin_options.options(plugin_options.load(found))
                    if not o.description]
     assert undescribed == [], f"{name}: options without a description: {undescribed}"
+
+
+def test_an_empty_or_huge_name_is_one_short_line(nsb_main):
+    code, _, err = nsb_main("plugin", "show", "")
+    assert code == 2 and "a plugin name is needed" in err
+    code, _, err = nsb_main("plugin", "show", "x" * 5000)
+    assert code == 2 and len(err) < 200 and len(err.strip().splitlines()) == 1

@@ -141,3 +141,23 @@ def test_no_samples_directory_is_one_line(monkeypatch, nsb_main, tmp_path):
     monkeypatch.setattr(samples, "directory", lambda: None)
     code, out, err = nsb_main("task", "samples")
     assert code == 2 and samples.ENV in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_template_nested_too_deep_is_one_line(nsb_main, tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("a: {{ " + "(" * 3000 + "1" + ")" * 3000 + " }}\n")
+    code, out, err = nsb_main("task", "args", str(deep))
+    assert code == 2 and "Traceback" not in err and "nested" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_samples_skip_what_is_no_regular_file(tmp_path, monkeypatch):
+    import os
+
+    (tmp_path / "tc_ok.yaml").write_text('schema: "nsb:task:0.1"\ndescription: ok\n')
+    os.mkfifo(tmp_path / "tc_fifo.yaml")  # reading it would block
+    (tmp_path / "tc_loop.yaml").symlink_to(tmp_path / "tc_loop.yaml")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "up").symlink_to(tmp_path)  # a loop of directories
+    (tmp_path / "tc_bin.yaml").write_bytes(b"\xff\xfe\x00")
+    assert [str(s.path) for s in samples.find(tmp_path)] == ["tc_ok.yaml"]
