@@ -104,7 +104,7 @@ def _task_with_profile(tmp_path, profile: str):
     return str(task_file)
 
 
-@pytest.mark.parametrize("kind", ["binsearch", "fastndr", "fixed", "ramp"])
+@pytest.mark.parametrize("kind", ["binsearch", "fastndr", "fixed, rate_pct: 50", "ramp"])
 def test_loss_tolerance_is_named_in_percent_with_the_earlier_name_an_alias(
         kind, tmp_path, nsb_main):
     for given in ("tolerated_loss_pct: 0.5", "tolerated_loss: 0.5"):
