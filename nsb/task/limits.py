@@ -32,8 +32,11 @@ class TemplateLimit(jinja2.TemplateRuntimeError):
     """A template went past one of the limits; the message says which."""
 
 
-def bounded_range(*args: int) -> range:
-    numbers = range(*args)
+def bounded_range(*args: int | float) -> range:
+    """range() that takes whole floats too: NSB's templates were written for Python 2,
+    where ``vports|int / 2`` is an int (``range(4 / 2)``)."""
+    numbers = range(*(int(a) if isinstance(a, float) and a.is_integer() else a
+                      for a in args))
     if len(numbers) > MAX_RANGE:
         raise TemplateLimit(f"range() of {len(numbers):,} items; at most {MAX_RANGE:,}")
     return numbers

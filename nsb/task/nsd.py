@@ -83,7 +83,7 @@ def read_nsd(task_path: Path, topology: str, values: dict,
     nsd = topo.data["nsd:nsd-catalog"]["nsd"][0]
     nsd_at = ("nsd:nsd-catalog", "nsd", 0)
     vnfs = []
-    networks = _networks(nsd)
+    networks = _networks(nsd, _members(topo, nsd, nsd_at))
     for i, member in enumerate(nsd["constituent-vnfd"]):
         member_at = nsd_at + ("constituent-vnfd", i)
         name = member["vnfd-id-ref"]
@@ -104,13 +104,33 @@ def read_nsd(task_path: Path, topology: str, values: dict,
     return vnfs, _links(topo, nsd, nsd_at, bound.nodes, bound.pod_nodes)
 
 
-def _networks(nsd: dict) -> dict[str, dict[str, str]]:
+def _members(topo: LocatedDocument, nsd: dict, nsd_at: tuple) -> list[list[str]]:
+    """The VNF each vld end is on: its ``member-vnf-index-ref``'s constituent, as NSB
+    resolves a link (the end's own ``vnfd-id-ref`` is only read without an index;
+    NSB's 4-port vFW topology names a ``tg__1`` there that its scenario does not have)."""
+    by_index = {str(m["member-vnf-index"]): m["vnfd-id-ref"] for m in nsd["constituent-vnfd"]}
+    members = []
+    for i, vld in enumerate(nsd["vld"]):
+        ends = []
+        for j, ref in enumerate(vld["vnfd-connection-point-ref"]):
+            index = ref.get("member-vnf-index-ref")
+            if index is not None and str(index) not in by_index:
+                raise topo.error(nsd_at + ("vld", i, "vnfd-connection-point-ref", j,
+                                           "member-vnf-index-ref"),
+                                 f"no constituent-vnfd has member-vnf-index {index!r}; they "
+                                 f"have: {', '.join(by_index)}")
+            ends.append(ref["vnfd-id-ref"] if index is None else by_index[str(index)])
+        members.append(ends)
+    return members
+
+
+def _networks(nsd: dict, members: list[list[str]]) -> dict[str, dict[str, str]]:
     """VNF -> interface -> the id of the first link (vld) it is on, as NSB's VNFs
     pair their ports (uplink_N with downlink_N)."""
     networks: dict[str, dict[str, str]] = {}
     for index, vld in enumerate(nsd["vld"]):
-        for ref in vld["vnfd-connection-point-ref"]:
-            ports = networks.setdefault(ref["vnfd-id-ref"], {})
+        for ref, vnf in zip(vld["vnfd-connection-point-ref"], members[index], strict=True):
+            ports = networks.setdefault(vnf, {})
             ports.setdefault(ref["vnfd-connection-point-ref"], str(vld.get("id", f"vld{index}")))
     return networks
 
@@ -143,10 +163,11 @@ def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple, node,
                values: dict, who: str) -> str:
     """The nsb plugin for a VNF descriptor: its ``id`` is NSB's class name.
 
-    The descriptor is rendered with the task's arguments and the pod entry of its
-    node (which wins), as a task's values reach NSB's descriptors.
+    The descriptor is rendered with the pod entry of its node, as NSB's vnfdgen
+    renders it (a task argument such as a standalone host's ``host`` must not fill
+    the descriptor's ``host``); without a pod entry, with the task's arguments.
     """
-    values = {**values, **(dict(node.pod) if node is not None else {})}
+    values = dict(node.pod) if node is not None else values
     doc = read_document(descriptor, values, strict=False,
                                where=Where(topo, member_at + ("VNF model",)),
                                what="VNF descriptor")
@@ -172,6 +193,7 @@ def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple, node,
 def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
            pod_nodes: dict) -> list[list[str]]:
     links = []
+    members = _members(topo, nsd, nsd_at)
     for i, vld in enumerate(nsd["vld"]):
         refs = vld["vnfd-connection-point-ref"]
         at = nsd_at + ("vld", i, "vnfd-connection-point-ref")
@@ -180,9 +202,10 @@ def _links(topo: LocatedDocument, nsd: dict, nsd_at: tuple, bindings: dict,
                                 "join two)")
         ends = []
         for j, ref in enumerate(refs):
-            vnf, iface = ref["vnfd-id-ref"], ref["vnfd-connection-point-ref"]
+            vnf, iface = members[i][j], ref["vnfd-connection-point-ref"]
             if vnf not in bindings:
-                raise topo.error(at + (j, "vnfd-id-ref"), f"'{vnf}' is not bound to a node in "
+                key = "member-vnf-index-ref" if "member-vnf-index-ref" in ref else "vnfd-id-ref"
+                raise topo.error(at + (j, key), f"'{vnf}' is not bound to a node in "
                                  f"the task's scenario 'nodes' ({', '.join(bindings)})")
             node = bindings[vnf]
             if pod_nodes and iface not in pod_nodes[node].interfaces:

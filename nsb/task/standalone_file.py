@@ -8,6 +8,7 @@ import ipaddress
 from pathlib import Path
 
 from nsb.nodes.node import stable_mac
+from nsb.task import input_file
 
 
 def server_pod(kind: str, index: int, name: str, server: dict, networks: dict) -> dict:
@@ -35,19 +36,20 @@ def server_pod(kind: str, index: int, name: str, server: dict, networks: dict) -
 
 
 def host_file(path: str, task_file: Path) -> Path:
-    """The host file as given; an absolute path that does not exist is looked up under
-    the task file's directories too (NSB's samples name /etc/yardstick/nodes/...,
-    which Yardstick retries relative to its own tree)."""
+    """A context's file (a pod or a host file) as given, next to the task file when
+    relative; one that is not there is looked up under the task file's directories
+    too, as Yardstick retries it relative to its own tree (NSB's samples name
+    /etc/yardstick/nodes/... and etc/yardstick/nodes/...)."""
     given = Path(path)
-    if not given.is_absolute():
-        return (task_file.parent / given).resolve()
-    if given.exists():
-        return given
+    first = given if given.is_absolute() else task_file.parent / given
+    if first.exists():
+        return input_file.resolve(first)
+    relative = given.relative_to("/") if given.is_absolute() else given
     for parent in task_file.resolve().parents:
-        candidate = parent / given.relative_to("/")
-        if candidate.exists():
-            return candidate
-    return given
+        candidate = parent / relative
+        if candidate.is_file():
+            return input_file.resolve(candidate)
+    return input_file.resolve(first)
 
 
 def _with_slot(pci: str, slot: int) -> str:

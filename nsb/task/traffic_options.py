@@ -17,6 +17,7 @@ profile's ``traffic_profile`` section.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -35,7 +36,9 @@ OPTIONS = {
 }
 DEFAULT_DURATION_S = 30  # NSB's TrafficProfileConfig.DEFAULT_DURATION
 DEFAULT_DROP_RATE = "0.0001 - 0.0001"  # NSB's Rfc2544ResourceHelper.DEFAULT_TOLERANCE
-RFC2544_KEYS = ("allowed_drop_rate", "correlated_traffic", "latency", "resolution")
+RFC2544_KEYS = ("allowed_drop_rate", "correlated_traffic", "latency", "resolution",
+                "queues_per_port")
+LOG = logging.getLogger(__name__)
 _FLOW_LISTS = ("src_ip", "dst_ip", "public_ip", "src_port", "dst_port")
 _FLOW_VALUES = ("count", "seed", "srcseed", "dstseed")
 _DIRECTIONS = ("uplink", "downlink")
@@ -219,7 +222,13 @@ def _rfc2544(raw: object, where: Where) -> dict:
                               key)
         elif key in ("correlated_traffic", "latency") and not isinstance(value, bool):
             raise where.error(f"expected true or false, got {value!r}", key)
-    return dict(raw)
+        elif key == "queues_per_port":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise where.error(f"expected a whole number of queues, got {value!r}", key)
+            LOG.info("%s: rfc2544.queues_per_port is not read (NSB's TRex takes its queues "
+                     "from the generator's options, tg__0: {queues_per_port: N})",
+                     where.doc.file)
+    return {k: v for k, v in raw.items() if k != "queues_per_port"}
 
 
 def check_framesize(options: TrafficOptions, sizes: Mapping, profile_file: str,

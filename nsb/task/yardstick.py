@@ -18,7 +18,6 @@ from pathlib import Path
 from nsb import plugins
 from nsb.nodes.node import Interface, Node
 from nsb.task import (
-    input_file,
     nsd,
     packet_profile,
     pod_file,
@@ -112,7 +111,7 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
     for index, ((raw, at), nodes) in enumerate(zip(contexts, nodes_of, strict=True)):
         options = {k: v for k, v in raw.items() if k != "type"}
         if "file" in options and raw["type"] in POD_CONTEXTS:
-            options["file"] = str(input_file.resolve(path.parent / str(raw["file"])))
+            options["file"] = str(standalone_file.host_file(str(raw["file"]), path))
         # a link belongs to the last context with one of its ends: a VM context cables
         # its VMs to the nodes of the contexts before it
         later = {n for _, later_nodes in zip(contexts[index + 1:], nodes_of[index + 1:],
@@ -194,7 +193,7 @@ def _context_nodes(task_path: Path, doc: LocatedDocument, raw: dict, at: tuple) 
         return {name: _vm_node(raw["type"], index, name, server, networks, doc, at)
                 for index, (name, server) in enumerate(servers.items())}
     if "file" in raw:
-        return pod_file.load_pod(input_file.resolve(task_path.parent / str(raw["file"])), where)
+        return pod_file.load_pod(standalone_file.host_file(str(raw["file"]), task_path), where)
     return {}
 
 

@@ -224,8 +224,9 @@ def test_ovs_dpdk_sample_shows_the_vm_its_nics_and_ovs_as_nsb_sets_them_up(nsb_m
     assert ovs["ports"]["dpdkvhostuser1"]["socket"] == xe1_socket
     assert ovs["flows"][:2] == ["in_port=dpdk0,actions=output:dpdkvhostuser0",
                                 "in_port=dpdkvhostuser0,actions=output:dpdk0"]
+    # downlink_0's first end is member '1' (tg__0), as NSB reads a vld
     assert standalone["links"] == ["trafficgen_0:xe0 <-> vnf_0:xe0",
-                                   "vnf_0:xe1 <-> trafficgen_0:xe1"]
+                                   "trafficgen_0:xe1 <-> vnf_0:xe1"]
     assert context["nodes"]["trafficgen_0"]["interfaces"]["xe0"]["peer"] == "vnf_0:xe0"
 
 

@@ -47,8 +47,10 @@ def test_reference_plan_wires_the_topology(nsb_main, reference):
     plan = dry_run(nsb_main, reference)
     context = plan["context"]
     assert context["type"] == "Node"
+    # NSB takes a vld end's VNF from its member-vnf-index-ref: downlink_0's first end
+    # is member '1' (tg__0), whatever its vnfd-id-ref says
     assert sorted(context["links"]) == ["trafficgen_0:xe0 <-> vnf_0:xe0",
-                                        "vnf_0:xe1 <-> trafficgen_0:xe1"]
+                                        "trafficgen_0:xe1 <-> vnf_0:xe1"]
     tg_xe0 = context["nodes"]["trafficgen_0"]["interfaces"]["xe0"]
     assert tg_xe0["peer"] == "vnf_0:xe0"
     assert tg_xe0["peer_mac"] == "68:05:ca:30:3c:68"
@@ -146,8 +148,9 @@ def test_link_to_an_interface_the_pod_lacks(nsb_main, reference):
     topology = reference.parent / "prox-tg-topology-2.yaml"
     edit(topology, "vnfd-connection-point-ref: xe1\n                vnfd-id-ref: tg__0",
          "vnfd-connection-point-ref: xe7\n                vnfd-id-ref: tg__0")
+    # that end's member-vnf-index-ref is '2' (vnf__0), which NSB follows
     check_one_line_error(nsb_main("task", "validate", str(reference)),
-                         "prox-tg-topology-2.yaml:", "node 'trafficgen_0' has no interface 'xe7'")
+                         "prox-tg-topology-2.yaml:", "node 'vnf_0' has no interface 'xe7'")
 
 
 def test_bad_pod_entry_points_into_the_pod(nsb_main, reference):
