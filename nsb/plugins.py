@@ -88,8 +88,9 @@ def check_options(plugin_class: type, spec: PluginSpec) -> dict:
     options = dict(spec.options or {})
     if options_schema:
         where = spec.options_where
+        validate(options, option_aliases.accepting(options_schema, options), where.doc,
+                 where.path)
         options = option_aliases.canonical(options, options_schema, where)
-        validate(options, options_schema, where.doc, where.path)
         for key, prop in options_schema.get("properties", {}).items():
             if key not in options and "default" in prop:
                 options[key] = prop["default"]

@@ -14,6 +14,18 @@ from nsb.errors import TaskError
 ALIASES = {"tolerated_loss": "tolerated_loss_pct"}
 
 
+def accepting(options_schema: dict, options: dict) -> dict:
+    """``options_schema`` that also accepts the aliases ``options`` uses, with the
+    rules of the names they stand for: a bad value is reported at the key the user
+    wrote."""
+    properties = options_schema.get("properties", {})
+    extra = {alias: properties[name] for alias, name in ALIASES.items()
+             if alias in options and alias not in properties and name in properties}
+    if not extra:
+        return options_schema
+    return {**options_schema, "properties": {**properties, **extra}}
+
+
 def canonical(options: dict, options_schema: dict, where) -> dict:
     """``options`` with each alias renamed to the name the schema declares; giving
     both is an error located at the alias."""

@@ -117,6 +117,9 @@ def test_loss_tolerance_is_named_in_percent_with_the_earlier_name_an_alias(
     code, _, err = nsb_main("task", "start", task, "--dry-run")
     assert code == 2 and err.count("\n") == 1
     assert "tolerated_loss: 'tolerated_loss' is another name of 'tolerated_loss_pct'" in err
+    task = _task_with_profile(tmp_path, f"{{type: {kind}, tolerated_loss: 150}}")
+    code, _, err = nsb_main("task", "start", task, "--dry-run")
+    assert code == 2 and "traffic_profile.tolerated_loss: 150 is above the maximum 100" in err
 
 
 def test_mlrsearch_goals_keep_their_loss_as_a_ratio(tmp_path, nsb_main):

@@ -96,7 +96,7 @@ def test_project_sample_validates_and_runs_as_netns_plan(nsb_main):
     assert "net_af_packet0,iface=xe0" in tg["prox_config"]  # veths, not NICs
     assert "$ip1=c6 12 02 0a" in tg["prox_config"]  # 198.18.2.10 from the pod
     assert plan["scenarios"][0]["traffic_profile"]["interface_speed_gbps"] == 25
-    assert plan["scenarios"][0]["traffic_profile"]["tolerated_loss"] == 0.0
+    assert plan["scenarios"][0]["traffic_profile"]["tolerated_loss_pct"] == 0.0  # NSB's name
 
 
 def edit(task: Path, old: str, new: str) -> Path:
