@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from nsb.frames import Frame
+from nsb.intervals import IntervalSample
 from nsb.trial import LatencyStats, Trial, TrialResult
 
 
@@ -125,6 +126,33 @@ class ResultReady(Event):
     profile: str = ""
     extra: dict = field(default_factory=dict)
     limited_reason: str = ""  # why limited_by says what it says, in words
+
+
+@dataclass(frozen=True)
+class SoakInterval(Event):
+    """One interval of a long trial, counted while its traffic ran: a soak's loss and
+    latency over time (the intervals of a trial sum to its counts)."""
+
+    trial_index: int
+    frame_size: Frame
+    rate_pps: float  # the rate the trial offers
+    sample: IntervalSample
+
+
+@dataclass(frozen=True)
+class PlrEstimate(Event):
+    """PLRsearch's critical load after one trial: each fitting function's posterior
+    mean and standard deviation, and their combination (the estimate and its spread)."""
+
+    trial_index: int
+    frame_size: Frame
+    target_loss_ratio: float
+    load_pps: float  # the trial's offered load
+    duration_s: float
+    lost_packets: int
+    estimate_pps: float
+    stdev_pps: float
+    fits: dict[str, tuple[float, float]] = field(default_factory=dict)  # name: (mean, stdev)
 
 
 @dataclass(frozen=True)

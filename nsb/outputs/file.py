@@ -14,7 +14,9 @@ from nsb.events import (
     Event,
     KpiSample,
     PlatformFacts,
+    PlrEstimate,
     ResultReady,
+    SoakInterval,
     TaskFinished,
     TaskStarted,
     TaskStatus,
@@ -52,6 +54,7 @@ class FileOutput(Output):
                      "started": time.time(), "finished": None, "status": TaskStatus.RUNNING,
                      "error": ""},
             "plan": {}, "platform": {}, "trials": [], "results": [], "kpis": [],
+            "soak_intervals": [], "plr_estimates": [],
         }
 
     def handle(self, event: Event) -> None:
@@ -86,6 +89,11 @@ class FileOutput(Output):
         elif isinstance(event, ResultReady):
             doc["results"].append(records.result_record(event))
             self._write()
+        elif isinstance(event, SoakInterval):
+            doc["soak_intervals"].append(records.soak_record(event))
+            self._write()  # every interval of a soak is kept, also when it is stopped
+        elif isinstance(event, PlrEstimate):
+            doc["plr_estimates"].append(records.plr_record(event))
         elif isinstance(event, TaskFinished):
             doc["task"].update(finished=event.timestamp, status=event.status, error=event.error,
                                duration_s=event.duration_s)

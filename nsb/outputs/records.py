@@ -9,13 +9,16 @@ from nsb.events import (
     Event,
     KpiSample,
     PlatformFacts,
+    PlrEstimate,
     ResultReady,
+    SoakInterval,
     TaskFinished,
     TaskStarted,
     TrialDone,
     TrialStarted,
 )
 from nsb.frames import Frame, FrameMix
+from nsb.intervals import interval_record
 from nsb.trial import latency_record
 
 
@@ -59,6 +62,24 @@ def result_record(event: ResultReady) -> dict:
     }
 
 
+def soak_record(event: SoakInterval) -> dict:
+    """One interval of a soak: its trial, frame size, offered rate and counts."""
+    return {"scenario": event.scenario, "trial_index": event.trial_index,
+            "timestamp": event.timestamp, **frame_fields(event.frame_size),
+            "rate_pps": event.rate_pps, **interval_record(event.sample)}
+
+
+def plr_record(event: PlrEstimate) -> dict:
+    """PLRsearch after one trial: the trial, the estimate and its spread per fit."""
+    return {"scenario": event.scenario, "trial_index": event.trial_index,
+            "timestamp": event.timestamp, **frame_fields(event.frame_size),
+            "target_loss_ratio": event.target_loss_ratio, "load_pps": event.load_pps,
+            "duration_s": event.duration_s, "lost_packets": event.lost_packets,
+            "estimate_pps": event.estimate_pps, "stdev_pps": event.stdev_pps,
+            "fits": {name: {"estimate_pps": mean, "stdev_pps": stdev}
+                     for name, (mean, stdev) in event.fits.items()}}
+
+
 def record(event: Event) -> dict:
     """Any event as ``{"event": name, ...fields}``."""
     if isinstance(event, TrialDone):
@@ -69,6 +90,10 @@ def record(event: Event) -> dict:
         body = {"scenario": event.scenario, "trial_index": event.trial_index,
                 **frame_fields(event.trial.frame_size), "rate_pps": event.trial.rate_pps,
                 "rate_pct": event.rate_pct, "timestamp": event.timestamp}
+    elif isinstance(event, SoakInterval):
+        body = soak_record(event)
+    elif isinstance(event, PlrEstimate):
+        body = plr_record(event)
     elif isinstance(event, (KpiSample, PlatformFacts, TaskStarted, TaskFinished)):
         body = asdict(event)
     else:

@@ -215,6 +215,9 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
         out.append(f'<div class="charts">{"".join(figures)}</div>')
     else:
         out.append('<p class="note">No results: no frame size finished.</p>')
+    from nsb.report import soak
+
+    out.append(soak.section(task, scenario, prefix, chart))
     if trials:
         frames = list(dict.fromkeys(t.get("frame_size") for t in trials))
         out.append("<h4>Search trajectory</h4>"

@@ -58,6 +58,9 @@ class TaskResults:
     trials: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
     kpis: list[dict] = field(default_factory=list)
+    # a soak's intervals and PLRsearch's estimates after each trial (nsb.report.soak)
+    soak_intervals: list[dict] = field(default_factory=list)
+    plr_estimates: list[dict] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -150,4 +153,11 @@ def load(ref: str, results_dir: str | Path, where: str = "") -> TaskResults:
     return TaskResults(
         path=path, task=doc["task"], plan=doc.get("plan") or {},
         platform=doc.get("platform") or {}, trials=list(doc.get("trials") or []),
-        results=list(doc.get("results") or []), kpis=list(doc.get("kpis") or []))
+        results=list(doc.get("results") or []), kpis=list(doc.get("kpis") or []),
+        soak_intervals=_records(doc.get("soak_intervals")),
+        plr_estimates=_records(doc.get("plr_estimates")))
+
+
+def _records(value) -> list[dict]:
+    """A list of records, leaving out what is not one (a report shows what it can)."""
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []

@@ -151,18 +151,19 @@ class Measurer:
             raise SearchStopped()
 
     def measure(self, trial: Trial, at: SearchPoint, judge: Judge = ZERO_LOSS, *,
-                why: str = "", after: Callable[[Verdict], SearchPoint] | None = None
-                ) -> Measurement:
+                why: str = "", after: Callable[[Verdict], SearchPoint] | None = None,
+                run: Callable[[Trial], TrialResult] | None = None) -> Measurement:
         """Run ``trial`` and record it judged. ``why`` prefixes the reason; ``after``
         gives where the search stands once the verdict is in (TrialDone's interval),
-        for a search that narrows its interval with each trial."""
+        for a search that narrows its interval with each trial; ``run`` sends the trial
+        another way than ``generator.run_trial`` (a soak reading it per interval)."""
         index = self.trial_count
         self.trial_count += 1
         self.emit(TrialStarted(self.task_id, self.scenario, iteration=self.iteration,
                                trial_index=index, trial=trial, rate_pct=at.rate_pct,
                                lower_pct=at.lower_pct, upper_pct=at.upper_pct,
                                trials_left=at.trials_left, seconds_left=at.seconds_left))
-        result, hook_error = self._run(trial, index)
+        result, hook_error = self._run(trial, index, run or self.generator.run_trial)
         verdict, reason = judge(result)
         reason = f"{why}: {reason}" if why and reason else why or reason
         self._record(result, verdict)
@@ -175,11 +176,12 @@ class Measurer:
             raise hook_error
         return Measurement(index, result, verdict, reason)
 
-    def _run(self, trial: Trial, index: int) -> tuple[TrialResult, NsbError | None]:
+    def _run(self, trial: Trial, index: int, send: Callable[[Trial], TrialResult]
+             ) -> tuple[TrialResult, NsbError | None]:
         """The trial between the hooks; the trial's own error is the one to see."""
         self.hooks.trial_started(index)
         try:
-            result = self.generator.run_trial(trial)
+            result = send(trial)
         except BaseException:
             with contextlib.suppress(Exception):
                 self.hooks.trial_measured(index)

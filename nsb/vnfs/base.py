@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from nsb.contexts.base import Context, Node
 from nsb.frames import Frame
+from nsb.intervals import IntervalSample
 from nsb.plugin import Plugin
 from nsb.runinfo import RunInfo
 from nsb.task.model import VnfSpec
@@ -127,3 +129,14 @@ class TrafficGen(Vnf):
     @abc.abstractmethod
     def run_trial(self, trial: Trial) -> TrialResult:
         """Send ``trial``; counters must be read after in-flight frames drained."""
+
+    # reads its counters while a trial's traffic runs (``run_sampled``); a generator
+    # that cannot says why in ``no_interval_reason``, and soaks run it in pieces
+    SAMPLES_INTERVALS = False
+    no_interval_reason = "it reads its counters only once a trial's traffic stopped"
+
+    def run_sampled(self, trial: Trial, interval_s: float,
+                    on_interval: Callable[[IntervalSample], None]) -> TrialResult:
+        """Send ``trial`` as one continuous stream and hand ``on_interval`` the counts of
+        every ``interval_s`` while it runs; the intervals sum to the result's counts."""
+        raise NotImplementedError(f"{self.name}: {self.no_interval_reason}")

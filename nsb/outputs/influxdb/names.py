@@ -30,6 +30,10 @@ TRIAL_PORT = "nsb_trial_port"
 RESULT = "nsb_result"
 KPI = "nsb_kpi"
 MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI)
+# a soak's intervals (nsb_soak: tags as nsb_trial's plus trial_index; fields the
+# interval's counts, loss and latency) and PLRsearch's estimate after each trial (nsb_plr)
+SOAK = "nsb_soak"
+PLR = "nsb_plr"
 
 # tags
 TASK_ID = "task_id"

@@ -19,14 +19,17 @@ from nsb.events import (
     Event,
     KpiSample,
     PlatformFacts,
+    PlrEstimate,
     ResultReady,
     ScenarioSummary,
+    SoakInterval,
     TaskFinished,
     TaskStarted,
     TrialDone,
     Verdict,
 )
 from nsb.outputs.influxdb import names as n
+from nsb.outputs.influxdb import soak_points
 from nsb.trial import LatencyStats
 
 RESERVED_KEYS = ("time",)  # InfluxDB 1.x refuses a field named time
@@ -135,6 +138,8 @@ class PointBuilder:
             made = [self._result(event)]
         elif isinstance(event, KpiSample):
             made = self._kpis(event)
+        elif isinstance(event, (SoakInterval, PlrEstimate)):
+            made = [self._soak_or_plr(event)]
         else:
             return []
         return [self._unique(point) for point in made if point.fields]
@@ -247,6 +252,13 @@ class PointBuilder:
                           vnf=name if kind in ("vnf", "nfvi") else None)
         fields = {**numeric_fields(event.kpis), "trial_index": event.trial_index}
         return [self._point(n.KPI, event, tags, fields)]
+
+    def _soak_or_plr(self, event: SoakInterval | PlrEstimate) -> InfluxPoint:
+        measurement, tags, fields = soak_points.parts(event)
+        if isinstance(event, SoakInterval):
+            fields.update(latency_fields(event.sample.latency))
+        return self._point(measurement, event,
+                           self._tags(event, **tags, **self._scenario_tags(event)), fields)
 
     def _unique(self, point: InfluxPoint) -> InfluxPoint:
         key = point.series

@@ -23,7 +23,7 @@ from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
-from nsb.vnfs.trex import install, stats, streams, trex_cfg
+from nsb.vnfs.trex import install, sampled, stats, streams, trex_cfg
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
 
@@ -39,6 +39,7 @@ class TrexTrafficGen(TrafficGen):
     """Cisco TRex stateless: line-rate capable generator on NICs, memif, af_packet."""
 
     SENDS_FRAME_MIX = True
+    SAMPLES_INTERVALS = True  # counters read while traffic runs (nsb.vnfs.trex.sampled)
     OPTIONS_SCHEMA = OPTIONS_SCHEMA
 
     def __init__(self, spec, options, node, context, run):
@@ -233,16 +234,19 @@ class TrexTrafficGen(TrafficGen):
 
     # trials
 
-    def run_trial(self, trial: Trial) -> TrialResult:
+    def run_trial(self, trial: Trial, send=None) -> TrialResult:
         died = self.server.died() if self.server else f"{self.name}: TRex is not running"
         if died:
             raise RunError(died)
         try:
-            return self._run_trial(trial)
+            return (send or self._run_trial)(trial)
         except self.api.TRexError as exc:  # TRex refused a request: its words, one line
             died = self.server.died()
             raise RunError(died or f"{self.name}: TRex: {' '.join(str(exc).split())} "
                            f"(log: {self.log})") from None
+
+    def run_sampled(self, trial: Trial, interval_s: float, on_interval) -> TrialResult:
+        return self.run_trial(trial, lambda t: sampled.run(self, t, interval_s, on_interval))
 
     def _run_trial(self, trial: Trial) -> TrialResult:
         self._check_frame_fits(frames.largest(trial.frame_size))

@@ -1,0 +1,91 @@
+"""A soak with the real TRex in the lab: intervals read while one stream runs.
+
+The sample runs testpmd behind TRex over memif for a short soak: its intervals are
+consecutive, one every interval_s, each a full interval's frames at the rate (read
+while the one stream runs), and their counts add up to the trial's. SIGINT in the
+middle of a soak ends it with every interval read so far in results.json, the last
+one up to the stop, and nothing left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+
+from tests.conftest import ROOT, requires_root
+from tests.functional.lab import leftovers, results_of, start
+from tests.functional.trex_lab import env_with_trex, requires_trex
+
+SAMPLE = ROOT / "samples" / "soak" / "tc_testpmd_soak.yaml"
+RATE = 50_000
+
+
+@pytest.fixture(autouse=True)
+def _root_and_trex():
+    requires_root()
+    requires_trex()
+
+
+def consecutive(intervals: list[dict]) -> None:
+    assert [i["interval"] for i in intervals] == list(range(len(intervals)))
+    for before, after in zip(intervals, intervals[1:], strict=False):
+        assert after["start_s"] == pytest.approx(before["end_s"])
+    assert intervals[0]["start_s"] == 0
+    assert [i["last"] for i in intervals] == [False] * (len(intervals) - 1) + [True]
+
+
+def test_a_short_soak_has_consecutive_intervals_summing_to_the_trial(results_conf, tmp_path):
+    proc = start(results_conf, {"duration": 24, "interval_s": 4, "rate_pps": RATE},
+                 task=SAMPLE, env=env_with_trex())
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (trial,) = doc["trials"]
+    intervals = doc["soak_intervals"]
+    consecutive(intervals)
+    assert len(intervals) == 6
+    assert all(i["trial_index"] == trial["trial_index"] for i in intervals)
+    for interval in intervals[:-1]:  # read while sending: each a full interval's frames
+        assert interval["end_s"] - interval["start_s"] == pytest.approx(4, abs=0.5)
+        assert interval["tx_packets"] == pytest.approx(RATE * 4, rel=0.15)
+        assert interval["latency"]["samples"] > 0
+        assert interval["latency"]["min_us"] <= interval["latency"]["max_us"]
+    assert sum(i["tx_packets"] for i in intervals) == trial["tx_packets"]
+    assert sum(i["rx_packets"] for i in intervals) == trial["rx_packets"]
+    (result,) = doc["results"]
+    assert result["soak"]["intervals"] == 6 and len(result["soak"]["worst"]) == 5
+    events = [json.loads(line) for line in
+              (tmp_path / "results" / task_id / "events.jsonl").read_text().splitlines()]
+    assert sum(e["event"] == "SoakInterval" for e in events) == 6
+    assert leftovers(task_id) == []
+
+
+def test_sigint_ends_the_soak_keeping_every_interval(results_conf, tmp_path):
+    proc = start(results_conf, {"duration": 600, "interval_s": 2, "rate_pps": RATE},
+                 task=SAMPLE, env=env_with_trex())
+    results = tmp_path / "results"
+    deadline = time.monotonic() + 180
+    seen = 0
+    while seen < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        for path in results.glob("*/results.json"):
+            try:
+                seen = len(json.loads(path.read_text()).get("soak_intervals", []))
+            except (OSError, ValueError):
+                pass
+    assert seen >= 3, proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    task_id, doc = results_of(results)
+    assert doc["task"]["status"] == "interrupted"
+    intervals = doc["soak_intervals"]
+    consecutive(intervals)
+    assert len(intervals) >= seen + 1  # those read while running, and the last one
+    assert intervals[-1]["end_s"] < 600
+    assert all(i["tx_packets"] > 0 for i in intervals)
+    assert leftovers(task_id) == []
+
