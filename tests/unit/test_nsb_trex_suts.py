@@ -16,6 +16,14 @@ CLASSES = {"vfw": "FWApproxVnf", "acl": "AclApproxVnf", "cgnapt": "CgnaptApproxV
 PIPELINES = {"vfw": ("vFW", "vfw"), "acl": ("vACL", "acl"), "cgnapt": ("vCGNAPT", "cgnapt")}
 
 
+def args_of(task) -> tuple:
+    """NSB's standalone scale-up tasks read their networks from the task-args file
+    beside them (``--task-args-file standalone-args.yaml``, as NSB runs them)."""
+    args = task.parent / "standalone-args.yaml"
+    return ("--task-args-file", str(args)) if "networks." in task.read_text() \
+        and args.is_file() else ()
+
+
 @pytest.fixture(scope="module")
 def ys(tmp_path_factory):
     return lab(tmp_path_factory.mktemp("nsb"))
@@ -32,7 +40,7 @@ def test_the_set_is_more_than_the_reference_one():
                          ids=lambda t: f"{t.parent.name}/{t.name}")
 def test_dry_run_shows_what_each_sut_gets(nsb_main, ys, task, monkeypatch):
     monkeypatch.chdir(ys)
-    code, out, err = nsb_main("task", "start", "--dry-run", str(task))
+    code, out, err = nsb_main("task", "start", "--dry-run", *args_of(ys / task), str(task))
     assert code == 0 and "Traceback" not in err, err
     plan = yaml.safe_load(out)
     sut = task.parent.name
@@ -78,6 +86,19 @@ def test_the_vnf_config_of_a_scale_up_task_follows_its_worker_threads(nsb_main, 
     configs = [s["vnfs"]["vnf__0"]["vfw_config"] for s in yaml.safe_load(out)["scenarios"]]
     assert [c.count("\ntype = VFW\n") for c in configs] == [1, 2, 3, 4, 5, 6]
     assert all("type = LOADB" not in c for c in configs)
+
+
+def test_an_ovs_scale_up_task_takes_its_vports_from_the_task_args(nsb_main, ys, monkeypatch):
+    """vports 4: the VM gets four ports from standalone-args.yaml's networks, the
+    topology and profile two pairs, vFW a port mask of four."""
+    monkeypatch.chdir(ys)
+    task = ys / "samples/vnf_samples/nsut/vfw/tc_ovs_rfc2544_ipv4_1rule_1flow_trex-scale-up.yaml"
+    code, out, err = nsb_main("task", "start", "--dry-run", *args_of(task), "--task-args",
+                              '{"vports": 4}', str(task))
+    assert code == 0, err
+    vfw = yaml.safe_load(out)["scenarios"][0]["vnfs"]["vnf__0"]
+    assert vfw["command"].startswith("/opt/nsb_bin/vFW -p 0xf ")
+    assert len(vfw["ports"]) == 4 and "link 3 config 152.16.30.10 24" in vfw["vfw_script"]
 
 
 def test_a_4_port_topology_pairs_its_links_by_member_index(nsb_main, ys, monkeypatch):

@@ -181,11 +181,13 @@ def test_a_bad_profile_value_is_a_line_in_the_profile_file(nsb_main, lab):
                                                   for t in TREX_TASKS])
 def test_trex_tasks_as_they_are_are_one_line_never_about_trex(nsb_main, task, monkeypatch):
     """As they are, they name /etc/yardstick/nodes/ pods this machine does not have, a
-    host file whose values the user fills in, or a context nsb cannot provide."""
+    host file whose values the user fills in, networks of a task-args file, or a
+    context nsb cannot provide."""
     monkeypatch.chdir(DATA)
     line = check_one_line_error(nsb_main("task", "validate", str(task)))
     assert ("pod file not found: " in line and "etc/yardstick/nodes/" in line
             or "standalone/pod_" in line and "'host' is undefined" in line
+            or "'networks' is undefined (pass it with --task-args" in line
             or "not supported yet: context type Heat" in line
             or "2 traffic generators in one scenario" in line), line
     assert "TRex" not in line and "Trex" not in line, line
