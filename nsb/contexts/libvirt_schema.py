@@ -39,9 +39,12 @@ OPTIONS = {
     "required": ["vms"],
     "additionalProperties": False,
     "properties": {
-        "name": {"type": "string"},
-        "uri": {"type": "string", "default": libvirt_host.DEFAULT_URI},
-        "boot_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
+        "name": {"description": "the context's name",
+                 "type": "string"},
+        "uri": {"description": "the libvirt connection URI",
+                "type": "string", "default": libvirt_host.DEFAULT_URI},
+        "boot_timeout_s": {"description": "seconds the VMs may take to boot and answer over SSH",
+                           "type": "number", "exclusiveMinimum": 0, "default": 120},
         "guest_binaries": {"description": "host programs (a PROX build, say) put into nsb's guest "
                                           "with their libraries",
                            "type": "array", "items": {"type": "string", "minLength": 1},
@@ -54,7 +57,8 @@ OPTIONS = {
         "switch_timeout_s": {"description": "a VM with vhost-user NICs starts once its switch "
                                             "connected",
                              "type": "number", "exclusiveMinimum": 0, "default": 60},
-        "vms": {"type": "object", "minProperties": 1,
+        "vms": {"description": "the VMs by name, each with its interfaces, CPUs and memory",
+                "type": "object", "minProperties": 1,
                 "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
                 "additionalProperties": VM},
         "links": topology.LINKS_SCHEMA,

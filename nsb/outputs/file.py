@@ -39,7 +39,8 @@ class FileOutput(Output):
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,
-        "properties": {"path": {"type": "string"}},
+        "properties": {"path": {"type": "string", "description": "where results.json goes "
+                                "(default <results_dir>/<task_id>/results.json)"}},
     }
 
     def open(self) -> None:

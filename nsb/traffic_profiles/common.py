@@ -25,7 +25,8 @@ UPPER_BOUND = {"description": "highest rate tried, in % of line rate",
 
 def positive_lower_bound(default: float) -> dict:
     """A lower bound in % of line rate for searches that cannot start from 0."""
-    return {"type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": default}
+    return {"description": "lowest rate tried, in % of line rate",
+            "type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": default}
 LATENCY_AT = {"description": "latency trials at these % of the throughput found",
               "type": "array", "items": {"type": "number", "exclusiveMinimum": 0,
                                           "maximum": 100}, "default": []}

@@ -16,10 +16,14 @@ class IrqProfile(TrafficProfile):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "interval": {"type": "number", "exclusiveMinimum": 0, "default": 1.0},
-            "packet_sizes": {"type": "array"},
-            "duration": {"type": "number"},
-            "interface_speed_gbps": {"type": "number", "exclusiveMinimum": 0},
+            "interval": {"description": "seconds between samples of the VNFs' KPIs",
+                         "type": "number", "exclusiveMinimum": 0, "default": 1.0},
+            "packet_sizes": {"description": "NSB's; accepted (nothing is sent)",
+                             "type": "array"},
+            "duration": {"description": "NSB's; accepted (the runner sets the time)",
+                         "type": "number"},
+            "interface_speed_gbps": {"description": "NSB's; accepted (nothing is sent)",
+                                     "type": "number", "exclusiveMinimum": 0},
         },
     }
 

@@ -32,13 +32,18 @@ class FixedProfile(NsbTrexProfile):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "frame_rate": {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+            "frame_rate": {"description": "frames per second, or N% of line rate",
+                           "anyOf": [{"type": "number", "exclusiveMinimum": 0},
                                      {"type": "string", "pattern": RATE.pattern}],
                            "default": 100},
-            "frame_size": {"type": "integer", "minimum": frames.MIN_FRAME,
+            "frame_size": {"description": "frame size in bytes (or the packet definitions' "
+                                          "framesize)",
+                           "type": "integer", "minimum": frames.MIN_FRAME,
                            "maximum": frames.MAX_FRAME},
-            "flow_number": {"type": "integer", "minimum": 1},
-            "resolution": {"type": "number", "exclusiveMinimum": 0},  # the task's rfc2544
+            "flow_number": {"description": "flows per direction",
+                            "type": "integer", "minimum": 1},
+            "resolution": {"description": "the task's rfc2544 resolution; accepted",
+                           "type": "number", "exclusiveMinimum": 0},
             **SCHEMA_PIECES,
         },
         "patternProperties": DEFINITIONS,

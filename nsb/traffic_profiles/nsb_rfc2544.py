@@ -48,7 +48,9 @@ class Rfc2544Profile(NsbTrexProfile):
                 {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
                 {"type": "string", "pattern": r"^\s*([0-9]*\.[0-9]+|[0-9]+)\s*%?\s*$"},
                 {"type": "null"}], "default": 100},
-            "resolution": {"type": "number", "exclusiveMinimum": 0,
+            "resolution": {"description": "the search stops when its interval is this narrow, in %"
+                                          " of line rate",
+                           "type": "number", "exclusiveMinimum": 0,
                            "default": DEFAULT_RESOLUTION_PCT},
             **SCHEMA_PIECES,
         },

@@ -40,14 +40,20 @@ DEFAULT_DURATION_S = traffic_options.DEFAULT_DURATION_S
 IGNORED = ("test_precision", "packet_sizes", "lower_bound", "upper_bound", "step_interval")
 
 SCHEMA_PIECES = {
-    "duration": {"type": "number", "exclusiveMinimum": 0, "default": DEFAULT_DURATION_S},
-    "enable_latency": {"type": "boolean", "default": False},
-    "allowed_drop_rate": {"type": ["string", "number"],
+    "duration": {"description": "seconds per trial",
+                 "type": "number", "exclusiveMinimum": 0, "default": DEFAULT_DURATION_S},
+    "enable_latency": {"description": "NSB's; accepted, changes nothing here",
+                       "type": "boolean", "default": False},
+    "allowed_drop_rate": {"description": "\"low - high\" % of frames a trial may drop (the "
+                                         "scenario's rfc2544); a trial passes at most high",
+                          "type": ["string", "number"],
                           "default": traffic_options.DEFAULT_DROP_RATE},
-    "correlated_traffic": {"type": "boolean", "default": False},
-    "latency": {"type": "boolean", "default": False},
+    "correlated_traffic": {"description": "only the uplinks are sent; a reflector sends them back",
+                           "type": "boolean", "default": False},
+    "latency": {"description": "NSB's; accepted, changes nothing here",
+                "type": "boolean", "default": False},
     "interface_speed_gbps": common.INTERFACE_SPEED,
-    **{key: {} for key in IGNORED},
+    **{key: {"description": "NSB's; its TRex profiles ignore it"} for key in IGNORED},
 }
 # the packet definitions, as the profile file names them
 DEFINITIONS = {packet_profile.DEFINITION.pattern: {"type": "object"}}

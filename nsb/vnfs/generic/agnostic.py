@@ -17,7 +17,8 @@ class AgnosticVnf(Vnf):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "nfvi_enable": {"type": "boolean"},  # NSB's; nsb samples NFVi KPIs anyway
+            "nfvi_enable": {"description": "NSB's; nsb samples NFVi KPIs anyway",
+                            "type": "boolean"},
         },
     }
 

@@ -32,16 +32,20 @@ class RouterVnf(Vnf):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            # the ports, in order (default: the node's linked interfaces)
-            "interfaces": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            # generator addresses behind a port, besides its peer's own address:
-            # addresses, ranges 'first-last' or networks 'address/prefix'
-            "generator_addresses": {"type": "object", "additionalProperties": _ADDRESSES},
-            # NSB's scenario flow (src_ip_<k>, dst_ip_<k>), which an NSB task gives its
-            # RouterVNF: pair k's sources behind port 2k, destinations behind 2k+1
-            "flow": {"type": "object", "additionalProperties": False,
+            "interfaces": {"description": "the ports, in order (default: the node's linked "
+                                          "interfaces)",
+                           "type": "array", "items": {"type": "string"}, "minItems": 1},
+            "generator_addresses": {"description": "generator addresses behind a port, besides its"
+                                                   " peer's own address: addresses, ranges "
+                                                   "'first-last' or networks 'address/prefix'",
+                                    "type": "object", "additionalProperties": _ADDRESSES},
+            "flow": {"description": "NSB's scenario flow (src_ip_<k>, dst_ip_<k>), which an NSB "
+                                    "task gives its RouterVNF: pair k's sources behind port 2k, "
+                                    "destinations behind 2k+1",
+                     "type": "object", "additionalProperties": False,
                      "patternProperties": {"^(src|dst)_ip_[0-9]+$": {"type": "string"}}},
-            "nfvi_enable": {"type": "boolean"},  # NSB's; nsb samples NFVi KPIs anyway
+            "nfvi_enable": {"description": "NSB's; nsb samples NFVi KPIs anyway",
+                            "type": "boolean"},
         },
     }
 
