@@ -20,13 +20,16 @@ INTERFACE_SCHEMA = {
         "mac": {"type": "string", "format": "nsb-mac"},  # unicast (nsb.task.values)
         "ip": {"type": "string", "format": "nsb-ip-prefix"},  # IPv4 or IPv6 /prefix
         "mtu": {"type": "integer", "minimum": 68, "maximum": 9216},
-        # vhostuser: no veth; the node's VNF and the switch share a vhost-user socket
-        # memif: no veth; the DPDK programs at the link's two ends share a memif socket
-        "type": {"enum": ["veth", "vhostuser", "memif"]},
+        "type": {"description": "vhostuser: no veth; the node's VNF and the switch share a "
+                                "vhost-user socket memif: no veth; the DPDK programs at the link's"
+                                " two ends share a memif socket",
+                 "enum": ["veth", "vhostuser", "memif"]},
     },
 }
 
 NODES_SCHEMA = {
+    "description": "the nodes by name, each with its role and interfaces (mac, ip, "
+                   "mtu, type) or the bridges a vSwitch provides",
     "type": "object",
     "minProperties": 1,
     "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$"},
@@ -54,6 +57,8 @@ _ENDS = {
     "items": {"type": "string", "pattern": "^[^:]+:[^:]+$"},
 }
 LINKS_SCHEMA = {
+    "description": "cables between node:interface ends: [a:if, b:if], or "
+                   "{ends: [a:if, b:if], via: bridge}",
     "type": "array",
     "items": {"anyOf": [_ENDS, {
         "type": "object", "required": ["ends", "via"], "additionalProperties": False,

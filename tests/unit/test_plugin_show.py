@@ -104,7 +104,7 @@ def test_the_readme_shows_what_plugin_show_prints(nsb_main):
                                   "baremetal", "Iteration", "Duration", "ProxDuration",
                                   "Search", "binsearch", "fixed", "ramp", "acl", "fastndr",
                                   "irq", "RFC2544Profile", "FixedProfile", "router",
-                                  "agnostic", "file"])
+                                  "agnostic", "file", "netns", "libvirt", "vfw"])
 def test_these_plugins_describe_every_option(name):
     (found,) = plugin_options.resolve(name)
     undescribed = [o.name for o in plugin_options.options(plugin_options.load(found))

@@ -31,7 +31,8 @@ COMMON = {
                         "type": "boolean"},
         "collectd": {"description": "NSB's NFVi collector: accepted, nsb samples itself",
                      "type": "object"},
-        "timeout": {"type": "number", "exclusiveMinimum": 0},
+        "timeout": {"description": "NSB's; accepted (nsb.conf's vnf_start_timeout applies)",
+                    "type": "number", "exclusiveMinimum": 0},
         "vnf_deploy": {"description": "NSB's \"build SampleVNF from git on the node\": nsb runs "
                                       "installed binaries",
                        "enum": [False]},
