@@ -33,6 +33,9 @@ def cmd_plugin_list(args) -> int:
     if namespace and not namespace.startswith("nsb."):
         namespace = f"nsb.{namespace}"
     if namespace and namespace not in plugins.NAMESPACES:
+        if any(args.namespace in plugins.available(ns) for ns in plugins.NAMESPACES):
+            raise NsbError(f"'{args.namespace}' is a plugin, not a namespace: its options are "
+                           f"`nsb plugin show {args.namespace}`")
         raise NsbError(f"unknown plugin namespace '{args.namespace}'; namespaces: "
                        f"{', '.join(plugins.NAMESPACES)}")
     current = None

@@ -117,3 +117,10 @@ def test_an_empty_or_huge_name_is_one_short_line(nsb_main):
     assert code == 2 and "a plugin name is needed" in err
     code, _, err = nsb_main("plugin", "show", "x" * 5000)
     assert code == 2 and len(err) < 200 and len(err.strip().splitlines()) == 1
+
+
+def test_plugin_list_of_a_plugin_name_points_at_plugin_show(nsb_main):
+    code, out, err = nsb_main("plugin", "list", "testpmd")
+    assert code == 2 and "`nsb plugin show testpmd`" in err and out == ""
+    code, _, err = nsb_main("plugin", "list", "nosuch")
+    assert code == 2 and "unknown plugin namespace 'nosuch'" in err
