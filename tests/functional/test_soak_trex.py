@@ -89,3 +89,22 @@ def test_sigint_ends_the_soak_keeping_every_interval(results_conf, tmp_path):
     assert all(i["tx_packets"] > 0 for i in intervals)
     assert leftovers(task_id) == []
 
+
+def test_plrsearch_reports_its_estimate_after_every_trial(results_conf, tmp_path):
+    plr = ROOT / "samples" / "soak" / "tc_testpmd_plrsearch.yaml"
+    proc = start(results_conf, {"timeout_s": 21, "upper_bound": 5}, task=plr,
+                 env=env_with_trex())
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    trials, estimates = doc["trials"], doc["plr_estimates"]
+    assert [t["duration_s"] for t in trials] == [1, 2, 3, 4, 5, 6]  # 21 s of traffic
+    assert [e["trial_index"] for e in estimates] == [t["trial_index"] for t in trials]
+    for trial, estimate in zip(trials, estimates, strict=True):
+        assert estimate["load_pps"] == trial["requested_rate_pps"]
+        assert estimate["lost_packets"] == max(0, trial["lost_packets"])
+        assert estimate["stdev_pps"] >= 0 and set(estimate["fits"]) == {"stretch", "erf"}
+    (result,) = doc["results"]
+    assert result["throughput_pps"] == estimates[-1]["estimate_pps"] > 0
+    assert result["plr_stdev_pps"] == estimates[-1]["stdev_pps"]
+    assert leftovers(task_id) == []
