@@ -22,8 +22,9 @@ class Sample:
 
 
 def directory() -> Path | None:
-    """$NSB_SAMPLES, else an installed copy (<prefix>/share/nsb/samples), else the
-    source checkout's samples/ next to the nsb package; None when there is none."""
+    """$NSB_SAMPLES, else the installed copy (<prefix>/share/nsb/samples: setup.cfg's
+    data_files), else the source checkout's samples/ next to the nsb package (an
+    editable install); None when there is none."""
     candidates = [os.environ.get(ENV), Path(sys.prefix) / "share" / "nsb" / "samples",
                   Path(__file__).resolve().parents[2] / "samples"]
     for candidate in candidates:
