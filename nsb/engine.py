@@ -109,6 +109,12 @@ def plan(task: Task, run: RunInfo) -> Plan:
                 f"IMIX: generator '{scenario.generator.type}' {why}; "
                 f"generators that send a mix: {', '.join(plugins.mix_generator_names())}",
                 "packet_sizes")
+        if getattr(profile, "NEEDS_BURSTS", False) and not generator.SENDS_BURSTS:
+            why = generator.no_burst_reason or "cannot send an exact burst of frames"
+            raise scenario.generator.type_error(
+                f"profile '{scenario.profile.type}' sends bursts: generator "
+                f"'{scenario.generator.type}' {why}; generators that send bursts: "
+                f"{', '.join(plugins.burst_generator_names())}")
         plan_checks.check_scenario(scenario, generator, vnfs, profile)
         _, runner = _instance("nsb.runners", scenario.runner, run)
         scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner))

@@ -107,6 +107,11 @@ def mix_generator_names() -> list[str]:
     return [name for name, cls in _generators() if cls.SENDS_FRAME_MIX]
 
 
+def burst_generator_names() -> list[str]:
+    """Installed generators that can send an exact burst (back-to-back)."""
+    return [name for name, cls in _generators() if cls.SENDS_BURSTS]
+
+
 def _generators() -> list[tuple[str, type]]:
     from stevedore import driver
 

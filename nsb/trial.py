@@ -30,6 +30,17 @@ class Trial:
     # the frames come back to the port that sent them (NSB's correlated traffic: a
     # reflector beyond the DUT answers each frame), not to the other port of its pair
     reflected: bool = False
+    # send exactly this many frames (summed over the transmitting ports) at rate_pps,
+    # back to back, then stop: RFC 2544's back-to-back bursts; None: rate x duration
+    burst_frames: int | None = None
+
+
+def burst_shares(total: int | None, parts: int) -> list[int | None]:
+    """Each sending port's frames of a burst of ``total``: the first ports take the
+    remainder, so the shares add up to it exactly; None each when there is no burst."""
+    if total is None:
+        return [None] * parts
+    return [total // parts + (1 if index < total % parts else 0) for index in range(parts)]
 
 
 @dataclass(frozen=True)

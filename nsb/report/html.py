@@ -9,7 +9,8 @@ position on the command line, m the scenario's in its task, both from 1:
 - ``t{n}-s{m}-summary-table`` (``-mean-table`` with several iterations),
   ``-throughput-chart``, ``-latency-chart``, ``-trajectory-{frame}-chart``,
   ``-histogram-chart``, ``-cpu-chart``, ``-cores{k}-chart``, ``-processes-table``,
-  ``-trials-table``, ``-counters-table``: one scenario
+  ``-trials-table``, ``-counters-table``, ``-b2b-table``, ``-frame-loss-chart``
+  (nsb.report.rfc2544): one scenario
 """
 
 from __future__ import annotations
@@ -213,6 +214,9 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
             figures.append(chart(charts.latency(series, "Latency vs frame size"),
                                  f"{prefix}-latency-chart", "latency"))
         out.append(f'<div class="charts">{"".join(figures)}</div>')
+        from nsb.report import rfc2544
+
+        out.append(rfc2544.section(results, prefix, chart))
     else:
         out.append('<p class="note">No results: no frame size finished.</p>')
     from nsb.report import soak

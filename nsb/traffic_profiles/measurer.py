@@ -214,9 +214,11 @@ class Measurer:
 
     def result_ready(self, frame_size: Frame, best: TrialResult | None, speed_gbps: float,
                      limited_by: LimitedBy, trials: int, profile: str,
-                     extra: dict | None = None) -> None:
-        """The answer for ``frame_size``, with the trials that back it (evidence)."""
-        best, reason = self._generator_limited_answer(frame_size, best, limited_by)
+                     extra: dict | None = None, reason: str = "") -> None:
+        """The answer for ``frame_size``, with the trials that back it (evidence);
+        ``reason``: the profile's own words for ``limited_by`` (its answer stands)."""
+        if not reason:
+            best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         judged = self._judged.pop(frame_size, [])
         extra = {**(extra or {}), "evidence": evidence(best, judged)}
         if best is None and not reason:

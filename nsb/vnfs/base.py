@@ -120,6 +120,10 @@ class TrafficGen(Vnf):
     SENDS_FRAME_MIX = False
     # why an instance of a generator that sends mixes cannot on its ports ('' if it can)
     no_frame_mix_reason = ""
+    # can send an exact burst (Trial.burst_frames frames at the rate, then stop)
+    SENDS_BURSTS = False
+    # why this generator cannot send exact bursts, in words ('' if it can)
+    no_burst_reason = ""
 
     @property
     @abc.abstractmethod

@@ -15,7 +15,7 @@ from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import TimeoutExpired, tail
 from nsb.frames import Frame, FrameMix
 from nsb.runinfo import short_tag
-from nsb.trial import PERCENTILES, LatencyStats, Trial, TrialResult
+from nsb.trial import PERCENTILES, LatencyStats, Trial, TrialResult, burst_shares
 from nsb.vnfs import latency_probe, trafgen_config, trial_frames
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
@@ -39,6 +39,7 @@ class TrafgenGenerator(TrafficGen):
     """netsniff-ng trafgen: Ethernet/IPv4/UDP at a set rate, latency by probe stream."""
 
     SENDS_FRAME_MIX = True
+    SENDS_BURSTS = True  # --num: exactly a burst's frames, paced by the port's token bucket
 
     OPTIONS_SCHEMA = {
         "type": "object",
@@ -182,12 +183,15 @@ class TrafgenGenerator(TrafficGen):
         flows = trial.flows or self.options["flows"]
         per_port_pps = trial.rate_pps / len(self.streams)
         per_port_count = round(per_port_pps * trial.duration_s)
+        # a burst: exactly its frames over the ports (trafgen --num), then stop
+        counts = [per_port_count] * len(self.streams) if trial.burst_frames is None else \
+            burst_shares(trial.burst_frames, len(self.streams))
         self._check_frame_fits(frames.largest(trial.frame_size))
         self._trials += 1
         port = trial_frames.trial_port(self._trials)
         commands = [self._trafgen_command(stream, index, trial, flows, per_port_pps,
-                                          per_port_count, port)
-                    for index, stream in enumerate(self.streams) if per_port_count > 0]
+                                          counts[index], port)
+                    for index, stream in enumerate(self.streams) if counts[index] > 0]
         t0 = time.monotonic()
         self.received.arm(port)
         probe = self._start_probe(trial)
@@ -210,6 +214,8 @@ class TrafgenGenerator(TrafficGen):
         sent_pps = sum(n / t for n, t in reports if t > 0)
         tolerance = self.options["generator_tolerance_pct"] / 100.0
         limited = bool(reports) and sent_pps < trial.rate_pps * (1 - tolerance)
+        if trial.burst_frames is not None:  # a burst: all of it, at the rate
+            limited = limited or sum(sent) < trial.burst_frames
         if limited:
             LOG.info("trafgen sent %.0f pps of %.0f asked: generator-limited", sent_pps,
                      trial.rate_pps)
@@ -219,7 +225,7 @@ class TrafgenGenerator(TrafficGen):
                            elapsed_s=elapsed, latency=latency, generator_limited=limited,
                            ports=ports, measured_tx_pps=sent_pps + probe_sent / trial.duration_s,
                            measured_rx_pps=rx / max(elapsed, trial.duration_s),
-                           intended_packets=per_port_count * len(senders),
+                           intended_packets=sum(counts[:len(senders)]),
                            extra={"probe_packets": probe_sent})
 
     def _check_frame_fits(self, frame_size: int) -> None:

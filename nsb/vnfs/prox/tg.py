@@ -89,6 +89,8 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
     """PROX generator: RFC 2544 trials over its gen/lat tasks, TSC-timed, with latency."""
 
     SENDS_FRAME_MIX = True  # PROX's imix command
+    # PROX's generator tasks send by time and rate (speed, start/stop), never a set count
+    no_burst_reason = "sends by time and rate and cannot stop after an exact count of frames"
 
     OPTIONS_SCHEMA = {
         "type": "object",

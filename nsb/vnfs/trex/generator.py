@@ -20,7 +20,7 @@ from nsb import frames
 from nsb.contexts.base import Endpoint, vhost_socket
 from nsb.errors import PrerequisiteError, RunError
 from nsb.packets import Direction
-from nsb.trial import Trial, TrialResult
+from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
 from nsb.vnfs.trex import install, sampled, stats, streams, trex_cfg
@@ -40,6 +40,7 @@ class TrexTrafficGen(TrafficGen):
 
     SENDS_FRAME_MIX = True
     SAMPLES_INTERVALS = True  # counters read while traffic runs (nsb.vnfs.trex.sampled)
+    SENDS_BURSTS = True  # a single-burst stream: exactly total_pkts frames at the rate
     OPTIONS_SCHEMA = OPTIONS_SCHEMA
 
     def __init__(self, spec, options, node, context, run):
@@ -256,7 +257,8 @@ class TrexTrafficGen(TrafficGen):
         pg_ids = self._load_streams(trial, flows)
         client, ports = self.client, list(range(len(self.ports)))
         client.clear_stats(ports=ports)
-        client.start(ports=self.tx_ports, duration=trial.duration_s, force=True)
+        client.start(ports=self.tx_ports, force=True,  # a burst ends when it is sent
+                     duration=-1 if trial.burst_frames else trial.duration_s)
         wall_s, stretched = self._wait_traffic(trial)
         port_stats = self._drain(ports)
         missed = sum(int(client.get_xstats(port).get("rx_missed_errors", 0))
@@ -271,6 +273,7 @@ class TrexTrafficGen(TrafficGen):
         client.remove_all_streams(ports=list(range(len(self.ports))))
         sending = [(path, streams.spec_for(path, trial, flows)) for path in self.paths]
         sending = [(path, spec) for path, spec in sending if spec is not None]
+        shares = burst_shares(trial.burst_frames, len(sending))
         if not sending:
             raise RunError(f"{self.name}: the profile defines frames for none of TRex's "
                            f"port pairs ({len(self.ports) // 2}): "
@@ -278,15 +281,19 @@ class TrexTrafficGen(TrafficGen):
         per_path_pps = trial.rate_pps / len(sending)
         pg_ids = []
         for index, (path, spec) in enumerate(sending):
+            if shares[index] == 0:  # a burst shorter than the paths leaves this one idle
+                continue
             data_pps, latency_pps = streams.split_rate(
                 per_path_pps, self.options["latency_pps"] if trial.latency else 0)
-            loaded = streams.data_streams(api, path, spec, trial.frame_size, data_pps)
+            loaded = streams.data_streams(api, path, spec, trial.frame_size, data_pps,
+                                          shares[index])
             if latency_pps > 0 and trial.latency:
                 loaded.append(streams.latency_stream(api, path, spec, trial.frame_size,
                                                      latency_pps, index + 1))
                 pg_ids.append(index + 1)
             client.add_streams(loaded, ports=[path.tx])
-        self._sending = [path for path, _ in sending]
+        self._sending = [path for (path, _), share in zip(sending, shares, strict=True)
+                         if share != 0]
         self._reflected = trial.reflected
         return pg_ids
 

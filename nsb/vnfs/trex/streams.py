@@ -163,13 +163,17 @@ def padded(api, base, frame_size: int):
     return base / api.Raw(b"\x00" * pad) if pad else base
 
 
-def data_streams(api, path: Path, spec: PacketSpec, frame: Frame, pps: float) -> list:
-    """One continuous stream of ``frame`` (a size, or a whole mix) at ``pps``."""
+def data_streams(api, path: Path, spec: PacketSpec, frame: Frame, pps: float,
+                 burst: int | None = None) -> list:
+    """One continuous stream of ``frame`` (a size, or a whole mix) at ``pps``; with
+    ``burst``, exactly that many frames at ``pps`` (TRex's single burst), then none."""
     base = headers(api, spec, path)
     packet = padded(api, base, frames.largest(frame))
     vm = field_engine(api, spec, packet, frame)
     builder = api.STLPktBuilder(pkt=packet, vm=vm)
-    return [api.STLStream(packet=builder, mode=api.STLTXCont(pps=pps), name=spec.name)]
+    mode = api.STLTXCont(pps=pps) if burst is None else \
+        api.STLTXSingleBurst(total_pkts=burst, pps=pps)
+    return [api.STLStream(packet=builder, mode=mode, name=spec.name)]
 
 
 def latency_stream(api, path: Path, spec: PacketSpec, frame: Frame, pps: float, pg_id: int):
