@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nsb.task import input_file
 from nsb.task.model import Task
 
 
@@ -24,8 +25,9 @@ class RunInfo:
     label: str = ""  # the user's name for this run (--label), shown in the run history
 
     def task_relative(self, path: str | Path) -> Path:
-        """A file a task's option names, relative to the task file (as written)."""
-        return (Path(self.task.file).parent / path).resolve()
+        """A file a task's option names, relative to the task file (as written); a
+        loop or a bad name stays as written, for the reading to report it."""
+        return input_file.resolve(Path(self.task.file).parent / path)
 
     @property
     def log_dir(self) -> Path:

@@ -179,8 +179,6 @@ def junit(outcomes: list[Outcome], task_id: str, test_case: str, status: str,
 
 
 def write_junit(path: str | Path, text: str) -> None:
-    try:
-        Path(path).write_text(text)
-    except OSError as exc:
-        raise TaskError(f"cannot write the JUnit file: {exc.strerror or exc}", str(path)) \
-            from None
+    from nsb.task import input_file
+
+    input_file.write_text(path, text)

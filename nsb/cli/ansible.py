@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from nsb.cli.options import command_group
-from nsb.errors import NsbError
 
 
 def register(subparsers) -> None:
@@ -25,11 +24,9 @@ def cmd_ansible_inventory(args) -> int:
     text = io.StringIO()
     write_inventory(Path(args.pod), text)
     if args.output:
-        try:
-            Path(args.output).write_text(text.getvalue())
-        except OSError as exc:
-            raise NsbError(f"{args.output}: cannot write the inventory: "
-                           f"{exc.strerror or exc}") from None
+        from nsb.task import input_file
+
+        input_file.write_text(args.output, text.getvalue())
     else:
         print(text.getvalue(), end="")
     return 0

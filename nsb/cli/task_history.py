@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from nsb.report import results_shape
+
 
 def cmd_task_list(args) -> int:
     from nsb.report import commands, history
@@ -14,6 +16,7 @@ def cmd_task_list(args) -> int:
     return 0
 
 
+@results_shape.guarded
 def cmd_task_show(args) -> int:
     """The run's details first, flushed so that they come before rich's tables."""
     from nsb.report import commands, formats, history, loading

@@ -4,6 +4,7 @@ and the SLA verdict, also when the run stopped early."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -47,12 +48,16 @@ def cmd_task_start(args) -> int:
 
 
 def _create_dirs(run, conf) -> None:
-    for directory in (run.results_dir, Path(conf.log_dir)):
+    # the log's first: a log that cannot be written leaves no empty results directory
+    for directory in (Path(conf.log_dir), run.results_dir):
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise NsbError(f"cannot create {directory}: {exc.strerror} (set results_dir/log_dir "
                            "in nsb.conf, or --results-dir)") from None
+        if not os.access(directory, os.W_OK | os.X_OK):  # e.g. root's /var/log/nsb, not root
+            raise NsbError(f"cannot write in {directory}: Permission denied (set "
+                           "results_dir/log_dir in nsb.conf, or --results-dir)")
 
 
 def _run(plan, conf, results: list[dict]) -> None:

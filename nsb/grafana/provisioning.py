@@ -22,6 +22,7 @@ import yaml
 from nsb.errors import NsbError
 from nsb.grafana.dashboards import Measures, dashboards
 from nsb.grafana.datasource import InfluxDataSource
+from nsb.task import input_file
 
 LOG = logging.getLogger(__name__)
 PROVIDER = "nsb"
@@ -48,22 +49,16 @@ def export(directory: str | Path, data_source: InfluxDataSource, *,
     provider's path is written relative to it. Default: ``directory`` itself.
     """
     root = Path(directory)
-    seen = PurePosixPath(grafana_path) if grafana_path else root.resolve()
+    seen = PurePosixPath(grafana_path) if grafana_path else input_file.absolute(root)
     if not seen.is_absolute():
         raise NsbError(f"--grafana-path must be absolute (where Grafana sees {root}): {seen}")
     json_dir = root / "dashboards" / "json"
-    try:
-        json_dir.mkdir(parents=True, exist_ok=True)
-        (root / "datasources").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NsbError(f"cannot create {exc.filename}: {exc.strerror}") from None
+    input_file.make_dir(json_dir)
+    input_file.make_dir(root / "datasources")
     written = []
 
     def write(path: Path, text: str) -> None:
-        try:
-            path.write_text(text)
-        except OSError as exc:
-            raise NsbError(f"cannot write {path}: {exc.strerror}") from None
+        input_file.write_text(path, text)
         written.append(path)
 
     yaml_text = yaml.safe_dump(datasources_file(data_source), sort_keys=False)

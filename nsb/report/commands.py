@@ -11,6 +11,7 @@ from pathlib import Path
 
 from nsb.errors import NsbError
 from nsb.events import TaskStatus
+from nsb.report import results_shape
 
 FORMATS = ("text", "csv", "json", "markdown")
 
@@ -88,6 +89,7 @@ def _load(args) -> tuple[list, list[str]]:
     return tasks, labels or [t.id for t in tasks]
 
 
+@results_shape.guarded
 def cmd_report_html(args) -> int:
     try:
         from nsb.report import html
@@ -102,14 +104,14 @@ def cmd_report_html(args) -> int:
         sys.stdout.write(page)
         return 0
     path = Path(args.output or "nsb-report-" + "-vs-".join(t.id for t in tasks) + ".html")
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise NsbError(f"cannot write {path}: {exc.strerror}") from None
+    from nsb.task import input_file
+
+    input_file.write_text(path, page)
     print(path)
     return 0
 
 
+@results_shape.guarded
 def cmd_report_table(args) -> int:
     """Exit 1 when a task did not finish cleanly: its table may be short or empty."""
     from nsb.report import formats

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nsb.errors import TaskError
 from nsb.outputs import results_format
+from nsb.report import results_shape
 from nsb.task import input_file, schema
 from nsb.task.yaml_lines import LocatedDocument
 
@@ -149,6 +150,7 @@ def load(ref: str, results_dir: str | Path, where: str = "") -> TaskResults:
     if why := results_format.unreadable(doc):
         raise TaskError(why, str(path), key_path="format")
     schema.validate(doc, RESULTS_SCHEMA, LocatedDocument(doc, str(path)))
+    results_shape.check(doc, str(path))
     results_format.upgrade(doc)
     return TaskResults(
         path=path, task=doc["task"], plan=doc.get("plan") or {},

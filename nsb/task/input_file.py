@@ -23,6 +23,8 @@ def resolve(path: Path | str) -> Path:
     """An absolute path with symlinks resolved (files a file names are relative to
     where it really is); a path that is not a regular file keeps its own name, so
     that :func:`read_text` reports the name the user wrote."""
+    if "\0" in str(path):  # no system call takes it: say so here, for every file named
+        raise TaskError("a file name cannot contain a NUL byte", _shown(path))
     path = Path(path)
     try:
         resolved = path.resolve()
@@ -48,8 +50,13 @@ def check_path_text(value: object, error) -> str:
 def read_text(path: Path | str, shown: str | None = None,
               limit: int = MAX_INPUT_BYTES) -> str:
     """UTF-8 text of a regular file of at most ``limit`` bytes, or a TaskError naming it."""
-    shown = shown or str(path)
+    shown = _shown(shown or path)
     data = read_bytes(path, shown, limit)
+    nul = data.find(b"\0")
+    if nul >= 0:  # valid UTF-8, but no text file (config, YAML, Lua) holds one
+        column = nul - data.rfind(b"\n", 0, nul)
+        raise TaskError(f"a binary file, not text: a NUL byte at column {column}", shown,
+                        data.count(b"\n", 0, nul) + 1)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -61,7 +68,7 @@ def read_text(path: Path | str, shown: str | None = None,
 
 def read_bytes(path: Path | str, shown: str | None = None,
                limit: int = MAX_INPUT_BYTES) -> bytes:
-    shown = shown or str(path)
+    shown = _shown(shown or path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -117,3 +124,50 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "socket"
     return "special file"
+
+
+# --- files and directories nsb is told to write (reports, exports, inventories) ---
+
+def make_dir(path: Path | str) -> Path:
+    """``path`` as a directory (made with its parents), or a TaskError saying why not."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except ValueError:
+        raise TaskError("a directory name cannot contain a NUL byte", _shown(path)) from None
+    except FileExistsError:
+        raise TaskError("exists and is not a directory", _shown(path)) from None
+    except OSError as exc:
+        raise TaskError(f"cannot create the directory: {_reason(exc)}",
+                        _shown(exc.filename or path)) from None
+    return path
+
+
+def write_text(path: Path | str, text: str) -> None:
+    """Write ``text`` to a file the user named, or a TaskError saying why it cannot be."""
+    shown = _shown(path)
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except ValueError:
+        raise TaskError("a file name cannot contain a NUL byte", shown) from None
+    except IsADirectoryError:
+        raise TaskError("is a directory; give a file name", shown) from None
+    except FileNotFoundError:
+        raise TaskError(f"cannot write: no directory {_shown(Path(path).parent)}",
+                        shown) from None
+    except OSError as exc:
+        raise TaskError(f"cannot write: {_reason(exc)}", shown) from None
+
+
+def absolute(path: Path | str) -> Path:
+    """``path`` made absolute with symlinks resolved where they resolve (a loop or a
+    missing file keeps the name as written)."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError, ValueError):
+        return Path(os.path.abspath(path))
+
+
+def _shown(path) -> str:
+    """A path as one printable line (a NUL or newline in it would split the message)."""
+    return repr(str(path))[1:-1] if any(c in str(path) for c in "\0\n\r") else str(path)

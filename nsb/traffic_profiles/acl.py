@@ -6,9 +6,11 @@ sample per ``duration``-long trial, until the runner ends the run (its sample
 file tolerates 100 % loss: what it reports is how much an ACL VNF forwards under
 that load). Like NSB's, it works on the first frame size until the runner stops
 it (the next sizes only run if the runner leaves time, which a Duration runner
-does not); an Iteration runner would never stop it, so ``max_trials`` (not NSB's)
-can bound it. The result of a frame size is its last trial, with the median
-forwarding rate over every trial (``forwarding_rate_pps``).
+does not); an Iteration runner would never stop it, so ``attempts`` (NSB's: how
+many times a frame size is tried at that load) or ``max_trials`` (its nsb name)
+bounds it, and the next frame size follows. The result of a frame size is its
+last trial, with the median forwarding rate over every trial
+(``forwarding_rate_pps``).
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ class AclProfile(TrafficProfile):
                            "type": "number"},
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "flows": common.FLOWS,
-            "max_trials": {"description": "stop after this many trials (not NSB's: bounds an "
-                                          "Iteration runner)",
+            "max_trials": {"description": "stop a frame size after this many trials (bounds "
+                                          "an Iteration runner)",
                            "type": "integer", "minimum": 1},
+            "attempts": {"description": "NSB's name of max_trials: trials per frame size at "
+                                        "upper_bound",
+                         "type": "integer", "minimum": 1},
         },
     }
 
@@ -60,7 +65,7 @@ class AclProfile(TrafficProfile):
         trial = self.trial_at_pct(frame, pct, measurer.ports)
         judge = loss_judge(o["tolerated_loss_pct"])
         results, verdict, before = [], PASS, measurer.trial_count
-        limit = o.get("max_trials")
+        limit = o.get("max_trials", o.get("attempts"))
         while not measurer.should_stop() and (limit is None or len(results) < limit):
             left = (limit - len(results) - 1) if limit else 0
             done = measurer.measure(trial, SearchPoint.single(pct, left), judge,

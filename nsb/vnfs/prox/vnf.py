@@ -14,9 +14,10 @@ import logging
 import time
 from pathlib import Path
 
-from nsb.errors import NsbError, PrerequisiteError, RunError
+from nsb.errors import NsbError, PrerequisiteError, RunError, TaskError
 from nsb.executors.base import tail
 from nsb.nodes import platform
+from nsb.task import input_file
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.prox import config as prox_config
@@ -77,17 +78,25 @@ class ProxVnf(Vnf):
     def _local(self, path: str) -> Path:
         return self.run.task_relative(path)
 
-    def _prox_files(self) -> dict[str, tuple[Path, str]]:
-        """name -> (local file, path on the node) for every ``prox_files`` entry."""
+    def _prox_files(self) -> dict[str, tuple[str, str]]:
+        """name -> (text, path on the node) for every ``prox_files`` entry, read now so
+        that a file that cannot be read is a task error before anything starts."""
         raw = self.options["prox_files"]
         names = [raw] if isinstance(raw, str) else list(raw)
         files = {}
         for name in names:
-            local = self._local(name)
-            if not local.is_file():
-                raise self.spec.options_where.error(f"file not found: {local}", "prox_files")
-            files[local.name] = (local, f"{self.work_dir}/{local.name}")
+            local = self._local(input_file.check_path_text(
+                name, lambda message: self.spec.options_where.error(message, "prox_files")))
+            files[local.name] = (self._option_file(local, "prox_files"),
+                                 f"{self.work_dir}/{local.name}")
         return files
+
+    def _option_file(self, local: Path, key: str) -> str:
+        """The text of a file an option names; one line at that option when it cannot be read."""
+        try:
+            return input_file.read_text(local)
+        except TaskError as exc:
+            raise self.spec.options_where.error(str(exc), key) from None
 
     def _files_beside(self, config: prox_config.ProxConfig, folder: Path) -> None:
         """A ``dofile("x")`` that prox_files does not name, found beside the config, is
@@ -97,7 +106,8 @@ class ProxVnf(Vnf):
                     name != "parameters.lua":
                 LOG.info("%s: %s is not in prox_files; copying it from beside the config",
                          self.name, name)
-                self.files[name] = (folder / name, f"{self.work_dir}/{name}")
+                self.files[name] = (input_file.read_text(folder / name),
+                                    f"{self.work_dir}/{name}")
 
     def port_addresses(self) -> dict[int, prox_config.PortAddresses]:
         return {number: prox_config.PortAddresses(iface.name, iface.mac, iface.ip,
@@ -105,10 +115,10 @@ class ProxVnf(Vnf):
                 for number, iface in self.node.dpdk_ports().items()}
 
     def _render_config(self) -> prox_config.ProxConfig:
-        local = self._local(self.options["prox_config"])
-        if not local.is_file():
-            raise self.spec.options_where.error(f"file not found: {local}", "prox_config")
-        config = prox_config.ProxConfig.parse(local.read_text(), str(local))
+        local = self._local(input_file.check_path_text(
+            self.options["prox_config"],
+            lambda message: self.spec.options_where.error(message, "prox_config")))
+        config = prox_config.ProxConfig.parse(self._option_file(local, "prox_config"), str(local))
         self._files_beside(config, local.parent)
         remote = {name: path for name, (_, path) in self.files.items()}
         if self.options["prox_generate_parameter"]:
@@ -194,8 +204,8 @@ class ProxVnf(Vnf):
             raise PrerequisiteError(
                 f"{self.name}: PROX binary not found at {path} on node {self.node.name} (looked "
                 f"for an executable file there; set the prox_path option of {self.name})")
-        for local, remote in self.files.values():
-            self.executor.write_file(remote, local.read_text())
+        for text, remote in self.files.values():
+            self.executor.write_file(remote, text)
         if self.options["prox_generate_parameter"]:
             self.executor.write_file(f"{self.work_dir}/parameters.lua",
                                      prox_config.parameters_lua(self.port_addresses()))

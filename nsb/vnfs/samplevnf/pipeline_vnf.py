@@ -3,6 +3,8 @@ started as NSB starts them: ``<binary> -p <port mask> -f <config> -s <script>``.
 
 from __future__ import annotations
 
+from nsb.errors import TaskError
+from nsb.task import input_file
 from nsb.task.documents import Where
 from nsb.vnfs.samplevnf import eal, pipeline_config, rules, script, vnf_config
 from nsb.vnfs.samplevnf.templates import TEMPLATES
@@ -98,7 +100,6 @@ def _traffic_type(spec, where: Where) -> int:
 
 def _read_file(path, where: Where) -> str:
     try:
-        return path.read_text()
-    except OSError as exc:
-        raise where.error(f"cannot read the pipeline config {path}: "
-                          f"{exc.strerror or exc}") from None
+        return input_file.read_text(path)
+    except TaskError as exc:
+        raise where.error(f"cannot read the pipeline config {exc}") from None
