@@ -35,6 +35,25 @@ class PortRange:
     last: int
 
 
+VXLAN_UDP_PORT = 4789  # IANA's
+VXLAN_OVERHEAD_B = 50  # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8 (the inner FCS is not sent)
+# the tunnel end points' defaults: the DUT's (its MAC, on OVS's br-phy) and the generator's
+VXLAN_DUT_IP, VXLAN_DUT_MAC, VXLAN_GENERATOR_IP = "172.31.255.1", "02:00:00:00:12:b5", \
+    "172.31.255.2"
+
+
+@dataclass(frozen=True)
+class Vxlan:
+    """The frames travel inside VXLAN (RFC 7348) between two tunnel end points: outer
+    Ethernet/IPv4/UDP/VXLAN around each, ``VXLAN_OVERHEAD_B`` more on the wire."""
+
+    vni: int
+    src_ip: str = VXLAN_GENERATOR_IP  # the sender's end point
+    dst_ip: str = VXLAN_DUT_IP  # the DUT's end point
+    dst_mac: str = VXLAN_DUT_MAC  # the DUT's end point's MAC
+    udp_port: int = VXLAN_UDP_PORT
+
+
 @dataclass(frozen=True)
 class PacketSpec:
     """The frames one direction of port pair ``pair`` sends (NSB's ``uplink_<pair>``)."""
@@ -54,3 +73,4 @@ class PacketSpec:
     src_port: PortRange | None = None  # None = the generator's default ports
     dst_port: PortRange | None = None
     flows: int | None = None  # distinct flows the ranges make (NSB's ``count``); None: ranges'
+    vxlan: Vxlan | None = None  # sent inside VXLAN; the sizes asked are the inner frames'

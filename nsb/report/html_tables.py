@@ -50,6 +50,9 @@ def summary_table(rows: list[dict], table_id: str, iteration_column: bool = Fals
                   runs_column: bool = False) -> str:
     """The published reports' table: one row per frame size (and iteration)."""
     columns = list(SUMMARY_COLUMNS)
+    if any("outer_frame_size" in record for record in rows):  # frames inside a tunnel
+        columns[0:1] = [("frame_size", "Inner frame (B)", None),
+                        ("outer_frame_size", "Outer frame (B)", None)]
     if iteration_column:
         columns.insert(0, ("iteration", "Iteration", None))
     if runs_column:

@@ -38,6 +38,8 @@ def row(task_id: str, result: dict) -> dict:
         high, (int, float)) else None
     out.update(limited_by=result.get("limited_by", ""), trials=result.get("trials"),
                profile=result.get("profile", ""))
+    if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
+        out["outer_frame_size"] = result["outer_frame_size"]
     return out
 
 
@@ -55,6 +57,8 @@ def mean_by_frame(task: TaskResults, scenario: str) -> dict[int, dict]:
     means = {}
     for frame, group in sorted(grouped.items(), key=lambda item: frames.sort_key(item[0])):
         mean = {"frame_size": frame, "runs": len(group)}
+        if "outer_frame_size" in group[0]:
+            mean["outer_frame_size"] = group[0]["outer_frame_size"]
         for key in MEAN_KEYS:
             values = [r[key] for r in group if r[key] is not None]
             mean[key] = sum(values) / len(values) if values else None

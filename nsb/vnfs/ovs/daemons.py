@@ -91,14 +91,17 @@ class OvsDaemons:
         kpis["datapath_flows"] = float(ovs_stats.flow_count(self.appctl("dpctl/dump-flows")))
         return kpis
 
-    def port_kpis(self, bridge: str, ports: list[str]) -> dict[str, float]:
-        """The OpenFlow port counters of ``ports`` (read from the datapath when asked:
-        the database's statistics lag by seconds); {} when it does not run."""
+    def port_kpis(self, bridges: str | list[str], ports: list[str]) -> dict[str, float]:
+        """The OpenFlow port counters of ``ports`` on ``bridges`` (read from the datapath
+        when asked: the database's statistics lag by seconds); {} when it does not run."""
         if not self.processes:
             return {}
-        text = self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", "--names", "dump-ports",
-                                  f"unix:{self.work_dir}/{bridge}.mgmt"], timeout=20).stdout
-        return ovs_stats.port_kpis(ovs_stats.port_counters(text), ports)
+        counters: dict = {}
+        for bridge in [bridges] if isinstance(bridges, str) else bridges:
+            text = self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", "--names", "dump-ports",
+                                      f"unix:{self.work_dir}/{bridge}.mgmt"], timeout=20).stdout
+            counters.update(ovs_stats.port_counters(text))
+        return ovs_stats.port_kpis(counters, ports)
 
     def start(self, other_config: dict[str, str]) -> None:
         """A new database with ``other_config`` set, then both daemons, answering."""
@@ -147,14 +150,15 @@ class OvsDaemons:
                                f"{timeout:g} s (ofport {numbers}):\n{tail(self.log_text())}")
             time.sleep(0.1)
 
-    def stop(self, bridge: str) -> None:
-        """The bridge removed (its netdev tap goes with it), then both daemons stopped."""
+    def stop(self, *bridges: str) -> None:
+        """The bridges removed (their netdev taps go with them), then both daemons stopped."""
         if not self.processes:
             return
-        try:
-            self.vsctl("--if-exists", "del-br", bridge)
-        except Exception as exc:  # the bridge goes with the database anyway
-            LOG.warning("%s: removing bridge %s failed: %s", self.name, bridge, exc)
+        for bridge in bridges:
+            try:
+                self.vsctl("--if-exists", "del-br", bridge)
+            except Exception as exc:  # the bridge goes with the database anyway
+                LOG.warning("%s: removing bridge %s failed: %s", self.name, bridge, exc)
         for process in reversed(self.processes):
             process.stop(grace_s=5.0)
         self.processes.clear()

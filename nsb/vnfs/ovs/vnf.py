@@ -19,6 +19,7 @@ from nsb.vnfs import hugepages
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.ovs import daemons as ovs_daemons
+from nsb.vnfs.ovs import vxlan as ovs_vxlan
 
 LOG = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class OvsVnf(Vnf):
                                  "type": "object",
                                  "additionalProperties": {"type": "string",
                                                           "pattern": r"^\d+:\d+(,\d+:\d+)*$"}},
+            "vxlan": ovs_vxlan.SCHEMA,
         },
     }
 
@@ -77,6 +79,7 @@ class OvsVnf(Vnf):
                 f"{{ends: [a:if, b:if], via: {self.bridge}}} and list the bridge in the node's "
                 "'bridges'", "bridge")
         self._check_ports(spec.options_where)
+        self.overlay = self._overlay(spec.options_where)
         self.log = ""
         self.daemons: ovs_daemons.OvsDaemons | None = None  # once instantiated
         self._hugepages = 0
@@ -100,6 +103,15 @@ class OvsVnf(Vnf):
             raise where.error(f"--no-pci would hide the NICs of ports {', '.join(nics)} from "
                               "DPDK; leave it out (it is the default only without PCI NICs)",
                               "dpdk_extra")
+
+    def _overlay(self, where) -> ovs_vxlan.Overlay | None:
+        """The VXLAN overlay asked for: OVS's userspace tunnelling, so the netdev datapath."""
+        if not self.options.get("vxlan"):
+            return None
+        if self.options["datapath"] != "netdev":
+            raise where.error("OVS terminates VXLAN in userspace here: vxlan needs the "
+                              "userspace datapath (datapath: netdev)", "datapath")
+        return ovs_vxlan.overlay(self.options["vxlan"], self.links, self.context.nodes, where)
 
     def dpdk_nics(self) -> list:
         """The NICs by PCI address among the bridge's ports: OVS-DPDK's ``dpdk`` ports."""
@@ -150,8 +162,11 @@ class OvsVnf(Vnf):
                                                           link.switch_b.interface]
                               for link in self.links}
         described["flows"] = self.flow_rules()
+        if self.overlay:
+            described["vxlan"] = {**ovs_vxlan.describe(self.overlay), "phy_bridge_flows":
+                                  ovs_vxlan.flows(self.overlay)[self.overlay.phy_bridge]}
         described["switching_operations"] = len(self.links)
-        described["kpi_ports"] = {f"port{k}": p for k, p in enumerate(self._port_names())}
+        described["kpi_ports"] = {f"port{k}": p for k, p in enumerate(self._kpi_ports())}
         described["vswitchd"] = self.vswitchd()
         # the one ovs-vsctl transaction, a line for the bridge and one per port
         lines = [" ".join(ovs_daemons.transaction(group)) for group in self.vsctl_commands()]
@@ -169,7 +184,10 @@ class OvsVnf(Vnf):
     # --- flows -----------------------------------------------------------
 
     def flow_rules(self) -> list[str]:
-        """The OpenFlow rules: per link both directions, or NORMAL."""
+        """The OpenFlow rules: per link both directions, or NORMAL; with VXLAN the
+        tunnel's to and from the VM."""
+        if self.overlay:
+            return ovs_vxlan.flows(self.overlay)[""]
         if self.options["flows"] == "normal":
             return ["priority=0,actions=NORMAL"]
         rules = []
@@ -200,11 +218,18 @@ class OvsVnf(Vnf):
         self.daemons.start(self._other_config())
         self.vsctl(*ovs_daemons.transaction([c for group in self.vsctl_commands()
                                              for c in group]))
+        if self.overlay:  # br-phy's LOCAL port exists once the transaction is done
+            for command in ovs_vxlan.address_commands(self.overlay):
+                self.executor.run(command)
+            for command in ovs_vxlan.appctl_commands(self.overlay):
+                self.appctl(*command)
 
     def vsctl_commands(self) -> list[list[list[str]]]:
         """The commands of the one ovs-vsctl transaction that makes the bridge and its
         ports: the bridge's, then each port's with its type, options and affinity."""
         groups = [ovs_daemons.bridge_commands(self.bridge, self.options["datapath"])]
+        if self.overlay:
+            groups.append(ovs_vxlan.bridge_commands(self.overlay, self.options["datapath"]))
         for port in self._port_names():
             iface = self.node.interfaces[port]
             kind, options = "", {}
@@ -215,12 +240,15 @@ class OvsVnf(Vnf):
                 kind, options = "dpdk", {"dpdk-devargs": iface.pci}
             if self.options.get("n_rxq"):
                 options["n_rxq"] = self.options["n_rxq"]
-            group = ovs_daemons.port_commands(self.bridge, port, kind, options)
+            group = ovs_daemons.port_commands(
+                ovs_vxlan.bridge_of(self.overlay, port, self.bridge), port, kind, options)
             affinity = self.options.get("pmd_rxq_affinity", {}).get(port)
             if affinity:
                 group.append(["set", "Interface", port,
                               f"other_config:pmd-rxq-affinity={affinity}"])
             groups.append(group)
+        if self.overlay:
+            groups.append(ovs_vxlan.port_commands(self.overlay, self.bridge))
         return groups
 
     def _other_config(self) -> dict[str, str]:
@@ -241,6 +269,9 @@ class OvsVnf(Vnf):
         self.ofctl("del-flows")
         for rule in self.flow_rules():
             self.ofctl("add-flow", rule)
+        if self.overlay:
+            for rule in ovs_vxlan.flows(self.overlay)[self.overlay.phy_bridge]:
+                self.daemons.ofctl(self.overlay.phy_bridge, "add-flow", rule)
         ports = self._port_names()
         self.daemons.wait_for_ports(self.bridge, ports, timeout)
         LOG.info("%s: bridge %s (%s) with %d ports, %d flows; Open_vSwitch other_config %s",
@@ -253,18 +284,24 @@ class OvsVnf(Vnf):
         bridge's port counters (``port<k>_ipackets``... in the order of its ports)."""
         if not self.daemons:
             return {}
+        bridges = [self.bridge] + ([self.overlay.phy_bridge] if self.overlay else [])
         return {**self.daemons.pmd_kpis(),
-                **self.daemons.port_kpis(self.bridge, self._port_names())}
+                **self.daemons.port_kpis(bridges, self._kpi_ports())}
+
+    def _kpi_ports(self) -> list[str]:
+        return self._port_names() + ([ovs_vxlan.PORT] if self.overlay else [])
 
     def result_kpis(self, frame_size: int, throughput_pps: float) -> dict:
         """Intel's switching performance: throughput x switching operations in the path."""
         ops = len(self.links)
-        return {"switching_operations": ops, "switched_throughput_pps": throughput_pps * ops}
+        sizes = ovs_vxlan.frame_sizes(frame_size) if self.overlay else {}
+        return {"switching_operations": ops, "switched_throughput_pps": throughput_pps * ops,
+                **sizes}
 
     def terminate(self) -> None:
         if self.daemons is None:  # never instantiated
             return
-        self.daemons.stop(self.bridge)
+        self.daemons.stop(self.bridge, *([self.overlay.phy_bridge] if self.overlay else []))
         if self.options["dpdk_init"]:
             dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
         hugepages.release(self.executor, self._hugepages, self.run.task_id)

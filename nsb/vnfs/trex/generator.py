@@ -23,7 +23,7 @@ from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
-from nsb.vnfs.trex import install, sampled, stats, streams, trex_cfg
+from nsb.vnfs.trex import install, sampled, stats, streams, trex_cfg, vxlan
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
 
@@ -48,6 +48,11 @@ class TrexTrafficGen(TrafficGen):
         self.trex_path = options.get("trex_path") or install.default_path()
         self.ports = self._ports(options.get("port_pairs"))
         self.paths = self._paths()
+        self.vxlan = vxlan.from_options(options.get("vxlan"))
+        if self.vxlan and options["latency_pps"] > 0:
+            raise spec.options_where.error(
+                f"{options['latency_pps']:g}: latency frames are not matched once the DUT has "
+                "re-encapsulated them; with vxlan set latency_pps: 0", "latency_pps")
         if any(i.is_memif for i in self.ports):
             self.SENDS_FRAME_MIX = False
             self.no_frame_mix_reason = MEMIF_NO_MIX
@@ -153,6 +158,8 @@ class TrexTrafficGen(TrafficGen):
         info["ports"] = {n: f"{i.name} ({trex_cfg.port_kind(i)})"
                          for n, i in enumerate(self.ports)}
         info["streams"] = [stats.describe_path(p, self.options) for p in self.paths]
+        if self.vxlan:
+            info["vxlan"] = vxlan.describe(self.vxlan)
         return info
 
     # lifecycle
@@ -271,7 +278,8 @@ class TrexTrafficGen(TrafficGen):
         """Replace every port's streams with the trial's; the latency streams' pg_ids."""
         api, client = self.api, self.client
         client.remove_all_streams(ports=list(range(len(self.ports))))
-        sending = [(path, streams.spec_for(path, trial, flows)) for path in self.paths]
+        sending = [(path, vxlan.tunnelled(streams.spec_for(path, trial, flows), self.vxlan))
+                   for path in self.paths]
         sending = [(path, spec) for path, spec in sending if spec is not None]
         shares = burst_shares(trial.burst_frames, len(sending))
         if not sending:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nsb.vnfs.trex import vxlan
+
 MAX_FLOWS = 16_777_216  # a source-address range of a /8
 
 OPTIONS_SCHEMA = {
@@ -70,6 +72,7 @@ OPTIONS_SCHEMA = {
         "pub_port": {"description": "TRex's publisher port (default: derived from the task id and "
                                     "VNF name)",
                      "type": "integer", "minimum": 1024, "maximum": 65535},
+        "vxlan": vxlan.SCHEMA,
         "extra_args": {"description": "more arguments for t-rex-64, appended as given",
                        "type": "array", "items": {"type": "string"}, "default": []},
     },

@@ -17,6 +17,7 @@ from nsb.frames import Frame
 from nsb.nodes.node import Interface
 from nsb.packets import Direction, IpRange, PacketSpec
 from nsb.trial import Trial
+from nsb.vnfs.trex import vxlan as trex_vxlan
 
 FCS_B = 4
 LATENCY_MIN_PAYLOAD_B = 16  # TRex's latency header rides in the payload
@@ -79,7 +80,7 @@ def headers(api, spec: PacketSpec, path: Path):
     l4 = layer(sport=sport, dport=dport)
     if layer is api.UDP and spec.ip_version == 4:
         l4.chksum = 0  # valid for UDP over IPv4; TRex need not recompute it per frame
-    return packet / l4
+    return trex_vxlan.encapsulated(api, spec, src_mac, packet / l4)
 
 
 def _count(first: int, last: int, flows: int | None) -> int:
@@ -95,7 +96,7 @@ def field_engine(api, spec: PacketSpec, base, frame: Frame):
     nothing varies."""
     vm = api.STLVM()
     counts = []
-    l3 = "IPv6" if spec.ip_version == 6 else "IP"
+    l3 = trex_vxlan.inner(spec, "IPv6" if spec.ip_version == 6 else "IP")
     for name, ip_range in (("src", spec.src_ip), ("dst", spec.dst_ip)):
         if ip_range is None:
             continue
@@ -108,7 +109,7 @@ def field_engine(api, spec: PacketSpec, base, frame: Frame):
                      offset_fixup=12 if spec.ip_version == 6 else 0,
                      add_val=_signed32(min(first, last)))
             counts.append(count)
-    l4 = "TCP" if spec.proto == "tcp" else "UDP"
+    l4 = trex_vxlan.inner(spec, "TCP" if spec.proto == "tcp" else "UDP")
     for name, port_range in (("sport", spec.src_port), ("dport", spec.dst_port)):
         if port_range is None:
             continue
@@ -124,10 +125,10 @@ def field_engine(api, spec: PacketSpec, base, frame: Frame):
     if not counts:
         return None
     if spec.ip_version == 4:
-        vm.fix_chksum()
+        vm.fix_chksum(offset=l3)
     if spec.ip_version == 6 or spec.proto == "tcp":
         vm.fix_chksum_hw(l3_offset=l3, l4_offset=l4,
-                         l4_type=api.CTRexVmInsFixHwCs.L4_TYPE_TCP if l4 == "TCP"
+                         l4_type=api.CTRexVmInsFixHwCs.L4_TYPE_TCP if l4.startswith("TCP")
                          else api.CTRexVmInsFixHwCs.L4_TYPE_UDP)
     cycle = math.lcm(*counts)
     if cycle <= MAX_CACHED_FRAMES:  # TRex builds each distinct frame once, then replays
@@ -167,8 +168,9 @@ def data_streams(api, path: Path, spec: PacketSpec, frame: Frame, pps: float,
                  burst: int | None = None) -> list:
     """One continuous stream of ``frame`` (a size, or a whole mix) at ``pps``; with
     ``burst``, exactly that many frames at ``pps`` (TRex's single burst), then none."""
+    trex_vxlan.check_single_size(spec, spec.name, isinstance(frame, frames.FrameMix))
     base = headers(api, spec, path)
-    packet = padded(api, base, frames.largest(frame))
+    packet = padded(api, base, frames.largest(frame) + trex_vxlan.overhead(spec))
     vm = field_engine(api, spec, packet, frame)
     builder = api.STLPktBuilder(pkt=packet, vm=vm)
     mode = api.STLTXCont(pps=pps) if burst is None else \
