@@ -1,6 +1,6 @@
 """Grafana dashboards of what nsb measures, generated with grafana-foundation-sdk.
 
-Four dashboards, the first three filtered by the ``task_id`` (several tasks side
+Five dashboards, all but the trend filtered by the ``task_id`` (several tasks side
 by side) and ``scenario`` template variables, the trend by ``test_case`` and
 ``scenario``, all linked to each other:
 
@@ -11,7 +11,9 @@ by side) and ``scenario`` template variables, the trend by ``test_case`` and
 - ``nsb-nfvi``: NFVi KPIs: CPU, memory and context switches per VNF process,
   CPU utilisation per core of each node;
 - ``nsb-trend``: the results of every run of the selected test cases over time
-  (NDR, % of line rate, p99 latency per frame size): regressions show as steps.
+  (NDR, % of line rate, p99 latency per frame size): regressions show as steps;
+- ``nsb-soak``: long trials as they run: a soak's loss, rates and latency per
+  interval, PLRsearch's estimate and spread after each trial.
 
 The latency panels follow the percentiles nsb's generators compute
 (``Measures.of_nsb()``), so a new percentile shows up without editing any JSON.
@@ -26,7 +28,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import panels
+from nsb.grafana import panels, soak_panels
 from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
 from nsb.outputs.influxdb import names as m
 
@@ -34,6 +36,7 @@ RESULTS_UID = "nsb-results"
 TRIALS_UID = "nsb-trials"
 NFVI_UID = "nsb-nfvi"
 TREND_UID = "nsb-trend"
+SOAK_UID = "nsb-soak"
 TAG = "nsb"
 GRID_COLUMNS = 24
 
@@ -165,6 +168,17 @@ def trend(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
                      "The latency percentile measured at each run's answer.")])
 
 
+def soak(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
+    board = _dashboard(SOAK_UID, "nsb: soak and PLRsearch", "Long trials of the selected "
+                       "tasks: loss, rates and latency per interval of a soak, live while it "
+                       "runs (auto-refresh); PLRsearch's estimate after each trial.", ds, "10s",
+                       since="now-6h")
+    return _with_panels(board, [
+        soak_panels.loss_per_interval(ds), soak_panels.rates_per_interval(ds),
+        soak_panels.latency_per_interval(ds, measures.latency_stats),
+        soak_panels.plr_estimate(ds)])
+
+
 _INTERVAL_ONLY = ("auto", "auto_min", "auto_count")
 
 
@@ -188,5 +202,5 @@ def dashboards(datasource_uid: str, measures: Measures | None = None) -> list[di
     boards = [results(ds, measures), trials(ds, measures)]
     if measures.nfvi:
         boards.append(nfvi(ds, measures))
-    boards.append(trend(ds, measures))
+    boards += [trend(ds, measures), soak(ds, measures)]
     return [to_json(board) for board in boards]

@@ -25,7 +25,7 @@ from tests.doubles.grafana_api import GrafanaApiDouble
 TOKEN = "glsa_admin-token-for-the-double"
 VIEWER = "glsa_viewer-token"
 INFLUX_TOKEN = "influx-secret-token"
-BOARD_UIDS = {"nsb-results", "nsb-trials", "nsb-nfvi", "nsb-trend"}
+BOARD_UIDS = {"nsb-results", "nsb-trials", "nsb-nfvi", "nsb-trend", "nsb-soak"}
 
 
 @pytest.fixture
@@ -54,13 +54,14 @@ def test_push_twice_creates_then_updates_without_duplicates(grafana):
     assert first.grafana_version == "11.6.0"
     assert calls(grafana) == [("GET", "/api/health"),
                               ("GET", "/api/datasources/name/nsb-influxdb"),
-                              ("POST", "/api/datasources")] + [("POST", "/api/dashboards/db")] * 4
+                              ("POST", "/api/datasources")] + [("POST", "/api/dashboards/db")] * 5
     assert {b.uid: b.version for b in first.dashboards} == dict.fromkeys(BOARD_UIDS, 1)
     assert {b.url for b in first.dashboards} == {
         f"{grafana.url}/d/nsb-results/nsb-results",
         f"{grafana.url}/d/nsb-trials/nsb-trial-timeline",
         f"{grafana.url}/d/nsb-nfvi/nsb-nfvi-and-vnf-kpis",
-        f"{grafana.url}/d/nsb-trend/nsb-trend"}
+        f"{grafana.url}/d/nsb-trend/nsb-trend",
+        f"{grafana.url}/d/nsb-soak/nsb-soak-and-plrsearch"}
 
     seen = len(grafana.requests)
     second = push(grafana.url, TOKEN, influx())
@@ -68,7 +69,7 @@ def test_push_twice_creates_then_updates_without_duplicates(grafana):
     assert calls(grafana, seen) == [("GET", "/api/health"),
                                     ("GET", "/api/datasources/name/nsb-influxdb"),
                                     ("PUT", "/api/datasources/uid/nsb-influxdb")] + \
-        [("POST", "/api/dashboards/db")] * 4
+        [("POST", "/api/dashboards/db")] * 5
     assert {b.uid: b.version for b in second.dashboards} == dict.fromkeys(BOARD_UIDS, 2)
 
     state = grafana.state
@@ -222,7 +223,7 @@ def test_cli_push_points_grafana_where_the_influxdb_output_writes(grafana, nsb_c
     assert out[0] == ("Grafana 11.6.0: data source nsb-influxdb (uid nsb-influxdb) created: "
                       "http://influx.lab:8086 bucket perf")
     assert f"  nsb: results (version 1): {grafana.url}/d/nsb-results/nsb-results" in out
-    assert len(out) == 5  # the data source line and four dashboards
+    assert len(out) == 6  # the data source line and five dashboards
     source = grafana.state.datasources["nsb-influxdb"]
     assert (source["url"], source["jsonData"]["dbName"]) == ("http://influx.lab:8086", "perf")
     assert grafana.state.secrets["nsb-influxdb"] == {"httpHeaderValue1": "Token conf-token"}
@@ -265,7 +266,7 @@ def test_cli_export(tmp_path, nsb_conf, capsys):
                    "--grafana-path", "/etc/grafana/provisioning") == 0
     printed = capsys.readouterr().out.split()
     assert sorted(printed) == sorted(str(p) for p in (tmp_path / "prov").rglob("*") if p.is_file())
-    assert len(printed) == 6  # four dashboards, their provider, the data source
+    assert len(printed) == 7  # five dashboards, their provider, the data source
     text = (tmp_path / "prov/datasources/nsb.yaml").read_text()
     assert "http://influx.lab:8086" in text and "dbName: perf" in text
     assert "conf-token" not in text and "${NSB_INFLUXDB_TOKEN}" in text

@@ -26,6 +26,7 @@ import pytest
 from nsb.grafana.dashboards import (
     NFVI_UID,
     RESULTS_UID,
+    SOAK_UID,
     TREND_UID,
     TRIALS_UID,
     Measures,
@@ -126,7 +127,7 @@ def schema_errors(schemas: dict, board: dict) -> list[str]:
 
 def test_every_dashboard_and_panel_matches_grafanas_schema(grafana_schema):
     boards = {board["uid"]: board for board in dashboards(UID)}
-    assert set(boards) == {RESULTS_UID, TRIALS_UID, NFVI_UID, TREND_UID}
+    assert set(boards) == {RESULTS_UID, TRIALS_UID, NFVI_UID, TREND_UID, SOAK_UID}
     for board in boards.values():
         assert {p["type"] for p in board["panels"]} <= set(PANEL_CFG)
         assert schema_errors(grafana_schema, board) == [], board["uid"]

@@ -26,13 +26,16 @@ from nsb.events import (
     Event,
     KpiSample,
     PlatformFacts,
+    PlrEstimate,
     ResultReady,
     ScenarioSummary,
+    SoakInterval,
     TaskFinished,
     TaskStarted,
     TrialDone,
 )
 from nsb.grafana import dashboards
+from nsb.intervals import IntervalSample
 from nsb.outputs.file import FileOutput
 from nsb.outputs.influxdb import client as influx_client
 from nsb.outputs.influxdb import push as results_push
@@ -246,6 +249,16 @@ def synthetic_events() -> list[Event]:
                               limited_by="dut", trials=2, tx_packets=14880952,
                               rx_packets=14880952, profile="binsearch", timestamp=now + 9,
                               extra={"ndr_lower_pct": 49.5, "sweep": {"50": {"loss_pct": 0.0}}}))
+    for index in range(3):  # a soak's intervals, then PLRsearch's estimate after a trial
+        sample = IntervalSample(index, 2.0 * index, 2.0 * index + 2, 2000000, 2000000 - index,
+                                latency=latency)
+        events.append(SoakInterval(TASK_ID, "sc1", trial_index=3, frame_size=64,
+                                   rate_pps=1e6, sample=sample, timestamp=now + 9.2 + index / 10))
+    events.append(PlrEstimate(TASK_ID, "sc1", trial_index=4, frame_size=64,
+                              target_loss_ratio=1e-7, load_pps=9e5, duration_s=1.0,
+                              lost_packets=3, estimate_pps=8.5e5, stdev_pps=2e4,
+                              fits={"stretch": (8.4e5, 2e4), "erf": (8.6e5, 2.5e4)},
+                              timestamp=now + 9.6))
     events.append(TaskFinished(TASK_ID, "", status="ok", duration_s=10.5, timestamp=now + 10))
     return events
 

@@ -15,6 +15,7 @@ import yaml
 from nsb.grafana.dashboards import (
     NFVI_UID,
     RESULTS_UID,
+    SOAK_UID,
     TREND_UID,
     TRIALS_UID,
     Measures,
@@ -75,6 +76,9 @@ def test_the_panels_of_each_dashboard(boards):
         "Context switches per VNF process", "CPU utilisation per core",
         "VNF packets per second", "OVS PMD cycles per packet",
         "OVS flow cache lookups per second"]
+    assert titles[SOAK_UID] == [
+        "Soak: loss per interval", "Soak: offered, sent and received rate per interval",
+        "Soak: latency per interval", "PLRsearch: critical load after each trial"]
     for board in boards.values():
         cells = set()
         for p in board["panels"]:
@@ -112,7 +116,7 @@ def test_every_query_is_influxql_on_the_nsb_measurements_for_the_selected_task(b
                        and not re.fullmatch(r"latency_[a-z0-9_]+_us", n)}
             assert not unknown, f"{query}: {unknown}"
     for p, target in targets(boards[TRIALS_UID]) + targets(boards[NFVI_UID]) + \
-            targets(boards[TREND_UID]):
+            targets(boards[TREND_UID]) + targets(boards[SOAK_UID]):
         assert "$timeFilter" in target["query"], p["title"]
     for p, target in targets(boards[RESULTS_UID]):  # results whatever the time range
         assert "$timeFilter" not in target["query"], p["title"]
@@ -143,6 +147,22 @@ def test_what_each_panel_queries(boards):
     assert 'mean("rss_kb")' in query(NFVI_UID, "Memory")
     cores = query(NFVI_UID, "CPU utilisation per core")
     assert "mean(/^cpu[0-9]+_util_pct$/)" in cores and '"source" =~ /^node:/' in cores
+
+
+def test_soak_panels_query_the_intervals_and_plrsearchs_estimates(boards):
+    """A soak's intervals and PLRsearch's estimates, live (auto-refresh), per series of
+    task, scenario and frame size; the estimate drawn with its spread."""
+    board = boards[SOAK_UID]
+    assert board["refresh"] == "10s"
+    loss = " ".join(t["query"] for t in panel(board, "Soak: loss")["targets"])
+    assert 'FROM "nsb_soak"' in loss and f'"{m.LOSS_PCT}"' in loss
+    assert 'GROUP BY "task_id", "scenario", "frame_size"' in loss
+    latency = " ".join(t["query"] for t in panel(board, "Soak: latency")["targets"])
+    assert '"latency_p99_9_us" AS "p99.9"' in latency and '"latency_max_us"' in latency
+    plr = " ".join(t["query"] for t in panel(board, "PLRsearch")["targets"])
+    assert 'FROM "nsb_plr"' in plr
+    assert '"estimate_pps" - "stdev_pps" AS "estimate - stdev"' in plr
+    assert '"estimate_pps" + "stdev_pps" AS "estimate + stdev"' in plr
 
 
 def test_throughput_bars_are_ordered_by_mean_frame_size(boards):
@@ -199,7 +219,7 @@ def test_latency_panels_follow_the_percentiles_nsb_measures():
     query = panel(board, "Latency vs frame size")["targets"][0]["query"]
     assert '"latency_p95_us"' in query and "p99" not in query
     assert [b["uid"] for b in dashboards(UID, Measures(nfvi=False))] == [RESULTS_UID, TRIALS_UID,
-                                                                        TREND_UID]
+                                                                        TREND_UID, SOAK_UID]
 
 
 # --- data source and export --------------------------------------------------------------------
@@ -230,7 +250,8 @@ def test_export_writes_provisioning_files(tmp_path):
     root = tmp_path / "prov"
     assert sorted(p.relative_to(root).as_posix() for p in written) == [
         "dashboards/json/nsb-nfvi.json", "dashboards/json/nsb-results.json",
-        "dashboards/json/nsb-trend.json", "dashboards/json/nsb-trials.json",
+        "dashboards/json/nsb-soak.json", "dashboards/json/nsb-trend.json",
+        "dashboards/json/nsb-trials.json",
         "dashboards/nsb.yaml", "datasources/nsb.yaml"]
     sources = yaml.safe_load((root / "datasources/nsb.yaml").read_text())
     assert sources["apiVersion"] == 1 and len(sources["datasources"]) == 1

@@ -29,11 +29,11 @@ TRIAL = "nsb_trial"
 TRIAL_PORT = "nsb_trial_port"
 RESULT = "nsb_result"
 KPI = "nsb_kpi"
-MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI)
 # a soak's intervals (nsb_soak: tags as nsb_trial's plus trial_index; fields the
 # interval's counts, loss and latency) and PLRsearch's estimate after each trial (nsb_plr)
 SOAK = "nsb_soak"
 PLR = "nsb_plr"
+MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI, SOAK, PLR)
 
 # tags
 TASK_ID = "task_id"
@@ -62,6 +62,18 @@ THROUGHPUT_PPS = "throughput_pps"
 THROUGHPUT_MBPS = "throughput_mbps"
 LINE_RATE_PCT = "line_rate_pct"
 FRAME_BYTES = "frame_bytes"  # the mean frame size: orders rows, IMIX among sizes
+
+# nsb_soak fields (and LOSS_PCT, TX/RX_RATE_PPS, REQUESTED_RATE_PPS, the latency)
+INTERVAL = "interval"
+START_S = "start_s"
+END_S = "end_s"
+LOST_PACKETS = "lost_packets"
+# nsb_plr fields (and LOST_PACKETS)
+ESTIMATE_PPS = "estimate_pps"
+STDEV_PPS = "stdev_pps"
+LOAD_PPS = "load_pps"
+DURATION_S = "duration_s"
+TARGET_LOSS_RATIO = "target_loss_ratio"
 
 # verdict tag values (nsb.events.TrialDone.verdict)
 VERDICT_PASS = Verdict.PASS.value

@@ -14,16 +14,16 @@ def parts(event: SoakInterval | PlrEstimate) -> tuple[str, dict, dict]:
     tags = {n.FRAME_SIZE: event.frame_size, "trial_index": event.trial_index}
     if isinstance(event, SoakInterval):
         s = event.sample
-        fields = {"interval": s.index, "start_s": s.start_s, "end_s": s.end_s,
+        fields = {n.INTERVAL: s.index, n.START_S: s.start_s, n.END_S: s.end_s,
                   "tx_packets": s.tx_packets, "rx_packets": s.rx_packets,
-                  "lost_packets": s.lost_packets, n.LOSS_PCT: s.loss_pct,
+                  n.LOST_PACKETS: s.lost_packets, n.LOSS_PCT: s.loss_pct,
                   n.TX_RATE_PPS: s.tx_pps, n.RX_RATE_PPS: s.rx_pps,
                   n.REQUESTED_RATE_PPS: event.rate_pps,
                   n.FRAME_BYTES: frames.avg_size(event.frame_size)}
         return n.SOAK, tags, fields
-    fields = {"estimate_pps": event.estimate_pps, "stdev_pps": event.stdev_pps,
-              "load_pps": event.load_pps, "duration_s": event.duration_s,
-              "lost_packets": event.lost_packets, "target_loss_ratio": event.target_loss_ratio}
+    fields = {n.ESTIMATE_PPS: event.estimate_pps, n.STDEV_PPS: event.stdev_pps,
+              n.LOAD_PPS: event.load_pps, n.DURATION_S: event.duration_s,
+              n.LOST_PACKETS: event.lost_packets, n.TARGET_LOSS_RATIO: event.target_loss_ratio}
     for name, (mean, stdev) in event.fits.items():
         fields[f"{name}_estimate_pps"] = mean
         fields[f"{name}_stdev_pps"] = stdev
