@@ -57,7 +57,7 @@ def connect(nodes, run_id: str | None = None) -> None:
         ssh = node.ssh
         node.executor = SshExecutor(node.name, ssh.host, port=ssh.port, user=ssh.user,
                                     password=ssh.password, key_filename=ssh.key_filename,
-                                    run_id=run_id)
+                                    connect_timeout=ssh.connect_timeout, run_id=run_id)
         node.executor.connect()
         LOG.info("node %s: connected to %s@%s:%d", node.name, ssh.user, ssh.host, ssh.port)
 

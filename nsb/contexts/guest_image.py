@@ -5,7 +5,7 @@ made of this host's own files (busybox-static for the shell and tools, sshd
 and its sftp server, util-linux's setsid, python3 for the DPDK telemetry client,
 dpdk-testpmd with the PMDs a guest needs) and the kernel's modules for virtio NICs
 and for the drivers DPDK takes a NIC with (uio_pci_generic; vfio-pci, behind a
-virtual IOMMU), and tun, all loaded at boot: nsb binds a data NIC to one of them
+virtual IOMMU), tun and bridge, all loaded at boot: nsb binds a data NIC to one of them
 for a run. It boots in seconds under TCG; each VM gets its SSH key, its management
 address and its NIC names on the kernel command line and in a small cpio appended
 to the initramfs (``vm_initrd``), with the host programs and files the context
@@ -32,15 +32,16 @@ from nsb.errors import PrerequisiteError
 
 LOG = logging.getLogger(__name__)
 
-RECIPE_VERSION = "8"
+RECIPE_VERSION = "9"
 CACHE = Path(os.environ.get("NSB_GUEST_CACHE", "/var/cache/nsb/guest"))
 KERNEL_META_PACKAGE = "linux-image-cloud-amd64"
 # loaded at boot in this order, each after what it depends on (modules.dep); one built
 # into the kernel (modules.builtin) is skipped. vfio_iommu_type1 is no symbol dependency
 # of vfio-pci, but vfio needs it to give DPDK an IOMMU container; tun gives a bridge of
-# Open vSwitch's userspace datapath its internal port (/dev/net/tun)
+# Open vSwitch's userspace datapath its internal port (/dev/net/tun) and a VM's NIC its
+# tap; bridge lets the guest be a host of VMs itself (their management NICs' bridge)
 MODULES = ("virtio_net", "virtio_pci", "uio_pci_generic", "vfio_iommu_type1", "vfio-pci",
-           "tun")
+           "tun", "bridge")
 # dash is the login and command shell: busybox's sh runs its own applets before
 # PATH, and its setsid lacks the -w and -f the SSH executor uses
 BINARIES = ("/bin/busybox", "/bin/dash", "/usr/sbin/sshd", "/usr/lib/openssh/sftp-server",

@@ -15,6 +15,8 @@ from nsb.errors import PrerequisiteError
 LOG = logging.getLogger(__name__)
 
 DEFAULT_URI = "qemu:///system"
+GREETING_S = 60.0  # the longest wait for sshd's greeting on an accepted connection
+VM_CONNECT_TIMEOUT_S = 60.0  # SSH connect, greeting and login to a VM (TCG is slow)
 
 
 def connect(uri: str):
@@ -107,10 +109,14 @@ def remove_task_domains(task_id: str, uri: str = DEFAULT_URI) -> list[str]:
 
 def wait_for_ssh(address: str, deadline: float) -> bool:
     """True once an sshd greets on ``address``:22, False when ``deadline`` (monotonic)
-    passed: a VM is up when its sshd answers on the management address."""
+    passed: a VM is up when its sshd answers on the management address. Once a
+    connection is accepted the greeting is awaited up to GREETING_S: a slow guest
+    (nested TCG) takes seconds to start sshd's child, and giving up sooner only
+    piles up more children for it to start."""
     while True:
         try:
             with socket.create_connection((address, 22), timeout=2) as sock:
+                sock.settimeout(max(2.0, min(GREETING_S, deadline - time.monotonic())))
                 if sock.recv(8).startswith(b"SSH-"):
                     return True
         except OSError:

@@ -69,7 +69,8 @@ class LibvirtContext(Context, CrossLinking):
         self._mgmt_subnet = f"{MGMT_NET}.{zlib.crc32(self.tag.encode()) % 250 + 1}"
         for index, node in enumerate(self.nodes.values()):
             node.ssh = SshAccess(host=f"{self._mgmt_subnet}.{10 + index}", user="root",
-                                 key_filename=str(self.work_dir / "id_ed25519"))
+                                 key_filename=str(self.work_dir / "id_ed25519"),
+                                 connect_timeout=libvirt_host.VM_CONNECT_TIMEOUT_S)
         self._foreign: dict[str, Node] = {}
         self.links: list[Link] = []  # once the other contexts' nodes are known (link_across)
         self._defined: list[str] = []

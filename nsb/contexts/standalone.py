@@ -20,7 +20,15 @@ import functools
 import logging
 from pathlib import Path
 
-from nsb.contexts import base, guest_image, guest_nics, standalone_ovs, standalone_schema, topology
+from nsb.contexts import (
+    base,
+    guest_image,
+    guest_nics,
+    libvirt_host,
+    standalone_ovs,
+    standalone_schema,
+    topology,
+)
 from nsb.contexts.baremetal import connect, disconnect
 from nsb.contexts.base import Context, Endpoint, Interface, Link, Node, SshAccess
 from nsb.contexts.combined import CrossLinking
@@ -102,7 +110,8 @@ class StandaloneContext(Context, CrossLinking):
             ports["mgmt"]["cidr"], where, ("servers", name, "network_ports", "mgmt", "cidr"))
         ssh = SshAccess(host=str(mgmt.ip), user=self.flavor.get("user", "root"),
                         password=self.flavor.get("password"),
-                        key_filename=self.flavor.get("key_filename"))
+                        key_filename=self.flavor.get("key_filename"),
+                        connect_timeout=libvirt_host.VM_CONNECT_TIMEOUT_S)
         return Node(name=name, role=name, interfaces=interfaces, ssh=ssh,
                     pod={**raw, "user": ssh.user})
 

@@ -44,6 +44,8 @@ class OvsLayout:
                   "pmd-cpu-mask": str(self.settings["pmd_cpu_mask"])}
         if self.settings.get("lcore_mask"):
             config["dpdk-lcore-mask"] = str(self.settings["lcore_mask"])
+        if self.settings.get("pmd_maxsleep_us"):
+            config["pmd-maxsleep"] = str(self.settings["pmd_maxsleep_us"])
         return config
 
     def vsctl_args(self) -> list[str]:
@@ -65,7 +67,8 @@ def layout(context, work_dir: str) -> OvsLayout:
     threads = props.get("pmd_threads", 2)
     settings = {"ram": props.get("ram") or {}, "pmd_threads": threads,
                 "pmd_cpu_mask": props.get("pmd_cpu_mask") or hex(((1 << threads) - 1) << 1),
-                "lcore_mask": props.get("lcore_mask"), "queues": props.get("queues", 1)}
+                "lcore_mask": props.get("lcore_mask"), "queues": props.get("queues", 1),
+                "pmd_maxsleep_us": props.get("pmd_maxsleep_us", 0)}
     # NSB's br0, named after the run: what a killed run leaves is found by its name
     result = OvsLayout(f"nsb{short_tag(context.run.task_id)}br",
                        f"nsb-{context.run.task_id}-ovs", ovs_daemons.DPDK_VSWITCHD, settings)

@@ -64,6 +64,11 @@ _OVS = {
                                                   "socket_1": {"type": "integer"}}},
         "queues": {"type": "integer", "minimum": 1},
         "vpath": {"type": "string"},
+        "pmd_maxsleep_us": {
+            "type": "integer", "minimum": 0, "maximum": 10000,
+            "description": "nsb: OVS's other_config:pmd-maxsleep, how long an idle PMD may "
+                           "sleep (0, the default: it polls); for hosts that share their "
+                           "CPUs, as a VM under TCG does, not for measurements"},
     },
 }
 

@@ -85,6 +85,9 @@ class SshAccess:
     port: int = 22
     password: str | None = field(default=None, repr=False)
     key_filename: str | None = None
+    # how long to wait for the TCP connection, the server's greeting and the login; a VM
+    # under TCG (nested, more so) takes longer than a server to do each
+    connect_timeout: float = 10.0
 
     def describe(self) -> dict:
         auth = "key " + self.key_filename if self.key_filename else (

@@ -41,7 +41,9 @@ def check_node(node: Node, binaries: list[str], facts: dict | None = None,
     executor = node.executor
     checks = []
     try:
-        executor.run(["true"], timeout=15)
+        # a VM under (nested) TCG may take longer than a server to start a command
+        slow = node.ssh.connect_timeout if getattr(node, "ssh", None) else 0
+        executor.run(["true"], timeout=max(15.0, slow))
     except Exception as exc:  # unreachable: nothing else can be checked
         return [Check(node.name, "reachable", False, str(exc))]
     checks.append(Check(node.name, "reachable", True, getattr(executor, "name", node.name)))

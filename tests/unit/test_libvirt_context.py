@@ -213,3 +213,51 @@ def test_a_domain_that_does_not_start_in_time_is_destroyed_not_waited_for():
     with pytest.raises(TimeoutError):
         libvirt_host.start_domain(conn, "nsb-x-vnf0", timeout_s=0.2)
     assert domain.destroyed.is_set()
+
+
+def _slow_sshd(delay_s: float):
+    """A listener on 127.0.0.1 whose every connection gets an SSH greeting after
+    ``delay_s``, counting the connections it accepted."""
+    import socket
+    import threading
+    import time
+
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(conn)
+            threading.Timer(delay_s, lambda c=conn: _greet(c)).start()
+
+    def _greet(conn) -> None:
+        try:
+            conn.sendall(b"SSH-2.0-slow\r\n")
+        except OSError:
+            pass
+        time.sleep(0.1)
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, accepted
+
+
+def test_a_slow_sshd_s_greeting_is_awaited_on_the_connection_it_accepted(monkeypatch):
+    """A guest under nested TCG greets seconds after accepting: waiting on that
+    connection finds it, where reconnecting every 2 s would never see a greeting."""
+    import time
+
+    server, accepted = _slow_sshd(3.0)
+    port = server.getsockname()[1]
+    real = libvirt_host.socket.create_connection
+    monkeypatch.setattr(libvirt_host.socket, "create_connection",
+                        lambda address, timeout: real(("127.0.0.1", port), timeout))
+    try:
+        assert libvirt_host.wait_for_ssh("127.0.0.1", time.monotonic() + 30)
+        assert len(accepted) == 1
+    finally:
+        server.close()

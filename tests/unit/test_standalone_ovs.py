@@ -13,7 +13,7 @@ import pytest
 from nsb import engine
 from nsb.contexts import domain_xml, standalone_ovs
 from nsb.contexts.base import Endpoint
-from nsb.errors import PrerequisiteError
+from nsb.errors import PrerequisiteError, TaskError
 from nsb.executors.base import CommandResult
 from nsb.runinfo import RunInfo
 from nsb.task import loader
@@ -52,6 +52,25 @@ def test_the_lab_sample_s_ovs_dpdk_has_af_packet_ports_vhost_user_clients_and_fl
     bridge = "nsbabcdefbr"  # NSB's br0, named after the run (found if the run is killed)
     assert args[:7] == ["add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev"]
     assert "options:vhost-server-path=" + layout.socket_of(Endpoint("vnf_0", "xe1")) in args
+
+
+def test_an_idle_pmd_sleeps_only_when_asked(tmp_path):
+    """ovs_properties.pmd_maxsleep_us is OVS's pmd-maxsleep; without it PMDs poll."""
+    text = SAMPLE.read_text().replace("      queues: 1\n",
+                                      "      queues: 1\n      pmd_maxsleep_us: 10000\n")
+    task_file = tmp_path / SAMPLE.name
+    task_file.write_text(text)
+    (tmp_path / "host_lab.yaml").write_text((SAMPLE.parent / "host_lab.yaml").read_text())
+    task = loader.load(task_file, {})
+    plan = engine.plan(task, RunInfo(task_id=TASK_ID, task=task, results_dir=tmp_path))
+    context = plan.context.contexts[1]
+    assert standalone_ovs.layout(context, "/w").other_config(1)["pmd-maxsleep"] == "10000"
+    _, lab = _context()
+    assert "pmd-maxsleep" not in standalone_ovs.layout(lab, "/w").other_config(1)
+    with pytest.raises(TaskError, match="pmd_maxsleep_us"):
+        task_file.write_text(text.replace("10000", "20000"))
+        engine.plan(loader.load(task_file, {}), RunInfo(task_id=TASK_ID, task=task,
+                                                        results_dir=tmp_path))
 
 
 def test_nsb_s_guest_with_kernel_nics_keeps_nsb_s_guest_pci_slots_in_its_domain():
