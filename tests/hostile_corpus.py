@@ -39,6 +39,7 @@ class Case:
     names: str | None = None             # the error line must name this (a file, a key)
     secrets: tuple[str, ...] = ()        # must not appear in any output
     extra: dict = field(default_factory=dict)
+    mistakes: int = 1                    # error lines: one per mistake the case makes
 
 
 @dataclass
@@ -353,7 +354,8 @@ def cases() -> list[Case]:
              _replace(FILES["pod"], "nodes:\n-", "nodes: {}\nold:\n-"), "nodes"))
     add(Case("pod-interfaces-list", VALIDATE + [YS_TASK],
              _replace(FILES["pod"], "    interfaces:\n        xe0:",
-                      "    interfaces: [1]\n    old:\n        xe0:"), "interfaces"))
+                      "    interfaces: [1]\n    old:\n        xe0:"), "interfaces",
+             mistakes=2))  # a list for interfaces, and old: an unknown key
     add(Case("pod-key-nosuchuser", DRY + [YS_TASK],
              _replace(FILES["pod"], "key_filename: ~/.ssh/id_ed25519",
                       "key_filename: ~nosuchuser/.ssh/id"), "key_filename"))

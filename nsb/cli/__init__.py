@@ -19,7 +19,7 @@ from nsb.cli.node import register as register_node
 from nsb.cli.plugin import register as register_plugin
 from nsb.cli.results import register as register_results
 from nsb.cli.task import register as register_task
-from nsb.errors import Interrupted, NsbError
+from nsb.errors import Interrupted, NsbError, TaskErrors
 
 LOG = logging.getLogger("nsb")
 
@@ -69,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     except NsbError as exc:
         if args.debug:
             LOG.exception("error")
-        for line in str(exc).splitlines() or [""]:  # several mistakes: a line each
-            print(f"nsb: error: {redact.text(line)}", file=sys.stderr)
+        # several mistakes of a file: a line each; one error's own lines (a log's tail,
+        # pre-flight's failed checks) follow its first as they are
+        mistakes = str(exc).splitlines() if isinstance(exc, TaskErrors) else [str(exc)]
+        for mistake in mistakes:
+            print(f"nsb: error: {redact.text(mistake)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("nsb: interrupted", file=sys.stderr)

@@ -17,6 +17,11 @@ from nsb.errors import TaskError
 from nsb.task import input_file, limits, machine, yaml_lines
 
 
+class TemplateLimitError(TaskError):
+    """A template went past a limit (memory, time, output, depth): rendering it again,
+    leniently or strictly, would do the same."""
+
+
 class DefaultableUndefined(jinja2.StrictUndefined):
     """Strict, except that an undefined name is false: Yardstick's task files give
     defaults with ``{% set x = x or D %}`` (and test ``{% if x %}``), which its
@@ -48,7 +53,8 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
             return limits.join_bounded(
                 template.generate(**(values_of(task_args or {}))))
     except limits.TemplateLimit as exc:
-        raise TaskError(f"template error: {exc}", file, _template_line(exc, file)) from None
+        raise TemplateLimitError(f"template error: {exc}", file,
+                                 _template_line(exc, file)) from None
     except jinja2.TemplateSyntaxError as exc:
         raise TaskError(f"template error: {exc.message}", file, exc.lineno) from None
     except jinja2.TemplateNotFound as exc:
@@ -62,12 +68,12 @@ def render(text: str, file: str, task_args: dict | None = None, strict: bool = T
     except jinja2.TemplateError as exc:
         raise TaskError(f"template error: {exc}", file, _template_line(exc, file)) from None
     except RecursionError as exc:
-        raise TaskError("template error: nested or recursive too deeply (thousands of nested "
-                        "brackets or blocks, or a macro calling itself)", file,
-                        _template_line(exc, file)) from None
+        raise TemplateLimitError("template error: nested or recursive too deeply (thousands "
+                                 "of nested brackets or blocks, or a macro calling itself)",
+                                 file, _template_line(exc, file)) from None
     except MemoryError as exc:
-        raise TaskError(f"template error: needs more than the {limits.MEMORY_MB} MB a "
-                        "template may use", file, _template_line(exc, file)) from None
+        raise TemplateLimitError(f"template error: needs more than the {limits.MEMORY_MB} MB "
+                                 "a template may use", file, _template_line(exc, file)) from None
     except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
         # Python raised inside an expression
         raise TaskError(f"template error: {type(exc).__name__}: {exc}", file,

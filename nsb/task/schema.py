@@ -112,6 +112,8 @@ def _specific(error: jsonschema.ValidationError) -> list:
     if not error.context:
         return [error]
     best = jsonschema.exceptions.best_match([error])  # deep down: its branch is wanted
+    if best is error:  # no branch is closer (a value of a type no branch takes)
+        return [error]
     while best.parent is not None and best.parent is not error:
         best = best.parent
     branch = best.relative_schema_path[0]
@@ -165,6 +167,15 @@ def describe(error: jsonschema.ValidationError, shown=None, key=None) -> str:
         return f"{_show(instance)} is too short or too long ({kind} {schema[kind]})"
     if kind == "format" and isinstance(error.cause, values.ValueProblem):
         return str(error.cause)
+    if kind in ("anyOf", "oneOf") and all(list(branch) == ["required"]
+                                          for branch in schema[kind]):
+        keys = ", ".join(k for branch in schema[kind] for k in branch["required"])
+        one = "exactly one" if kind == "oneOf" else "one"
+        return f"needs {one} of {keys}"
+    if kind in ("anyOf", "oneOf") and all("type" in branch for branch in schema[kind]):
+        kinds = [t for branch in schema[kind] for t in (
+            branch["type"] if isinstance(branch["type"], list) else [branch["type"]])]
+        return f"expected {' or '.join(_article(t) for t in kinds)}, got {_show(instance)}"
     if kind == "propertyNames":
         return f"invalid name: {error.message}"
     return error.message

@@ -208,6 +208,8 @@ def load(path, task_args: dict, flags: list[str] | None, args_source: str) -> tu
     flag_axes = from_flags(flags)
     try:  # the section before the points are known: an arg a point sets may be undefined
         doc = read_document(input_file.resolve(path), task_args, strict=False)
+    except render.TemplateLimitError:
+        raise  # once is enough: a second render would take the time and memory again
     except TaskError:
         doc = None  # loading the task (or each point) says what is wrong, strictly
     section = from_section(doc) if doc is not None else []

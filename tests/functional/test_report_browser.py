@@ -380,8 +380,14 @@ def test_summary_and_comparison_tables_show_the_results(report):
     assert [r[0] for r in comparison] == [str(f) for f in FRAMES]
     for row, base, other in zip(comparison, lab["results"], simulated["results"], strict=True):
         diff = (other["throughput_pps"] - base["throughput_pps"]) / base["throughput_pps"] * 100
+        # per task: pps, Mbps, % of line rate, what limited it
         assert row[1] == f"{base['throughput_pps']:,.0f}"
-        assert row[4] == f"{other['throughput_pps']:,.0f}"
+        assert row[4] == base["limited_by"]
+        assert row[5] == f"{other['throughput_pps']:,.0f}"
+        assert row[8] == other["limited_by"]
+        if "generator" in (base["limited_by"], other["limited_by"]):
+            assert row[-1] == "not comparable"  # the generator's numbers, not the DUT's
+            continue
         # a difference inside the results' uncertainty says so: "+1.20 (within ±3.00)"
         assert row[-1].split(" (within ±")[0] == f"{diff:+.2f}"
         assert diff == pytest.approx(

@@ -138,20 +138,21 @@ def test_killed_mid_trial_leaves_nothing_behind(results_conf, tmp_path, signum, 
 
 
 def test_a_missed_sla_exits_4_with_junit_after_a_real_run(results_conf, tmp_path):
-    """The run itself succeeds; the SLA (a rate no veth lab reaches) is missed: exit 4,
-    not the 2 of bad input or the 3 of a broken lab, and JUnit a parser reads."""
+    """The run itself succeeds; the SLA (a latency no veth lab reaches: 10 ns on
+    average) is missed: exit 4, not the 2 of bad input, the 3 of a broken lab or the 5
+    of a throughput the generator set, and JUnit a parser reads."""
     from junitparser import Failure, JUnitXml
 
     junit = tmp_path / "sla.xml"
     proc = start(results_conf, {"duration_s": 1, "packet_sizes": [64]},
-                 "--sla", "ndr_pps>=100M@64", "--sla", "loss_pct<=0.01", "--junit", str(junit),
-                 "--label", "ci")
+                 "--sla", "latency_avg_us<=0.01@64", "--sla", "loss_pct<=0.01",
+                 "--junit", str(junit), "--label", "ci")
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 4, err
     errors = [line for line in err.splitlines() if line.startswith("nsb: error")]
     assert len(errors) == 1 and errors[0].startswith(
-        "nsb: error: SLA missed (1 of 2 checks): ndr_pps>=100M@64: testpmd_rfc2544 64 B: "
-        "ndr_pps = "), err
+        "nsb: error: SLA missed (1 of 2 checks): latency_avg_us<=0.01@64: testpmd_rfc2544 "
+        "64 B: latency_avg_us = "), err
     assert "SLA loss_pct<=0.01: testpmd_rfc2544 64 B: loss_pct = " in out and ", met" in out
     (suite,) = list(JUnitXml.fromfile(str(junit)))
     assert suite.tests == 2 and suite.failures == 1 and suite.errors == 0

@@ -117,3 +117,19 @@ def test_secrets_are_masked_in_values_and_urls():
         "db_password": "***", "url": "http://***@h:8086/x"}, "empty_password": "",
         "mode": "io"}
     assert redact.text("see ftp://admin:s3cret@db:21 now") == "see ftp://***@db:21 now"
+
+
+def test_a_template_past_a_limit_is_rendered_once(tmp_path, monkeypatch):
+    """Loading a task reads it leniently first (for its sweep section), then strictly;
+    a template that went past a limit the first time stops there, or it would take
+    its time and memory twice (the freed memory counted against the second render)."""
+    from nsb.task import sweep
+
+    task = tmp_path / "task.yaml"
+    task.write_text("a: {{ range(10 ** 6) | list }}\n")
+    renders = []
+    real = limits.bounded
+    monkeypatch.setattr(limits, "bounded", lambda file: renders.append(file) or real(file))
+    with pytest.raises(render.TemplateLimitError, match="range"):
+        sweep.load(task, {}, None, "--task-args")
+    assert len(renders) == 1

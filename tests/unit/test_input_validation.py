@@ -211,6 +211,24 @@ def test_netns_prefix_too_long(nsb_main, tmp_path):
            "(allowed: /0 to /32)" in line
 
 
+def test_one_of_several_keys_missing_names_them(nsb_main, tmp_path):
+    text = TASK.replace("{type: fixed, rate_pps: 1000, packet_sizes: [64]}",
+                        "{type: soak, packet_sizes: [64], duration: 10}")
+    [line] = errors(validate(nsb_main, tmp_path, text))
+    assert line.endswith("task.yaml:14: scenarios[0].traffic_profile: needs exactly one of "
+                         "rate_pps, rate_pct, ndr_task"), line
+
+
+def test_a_value_of_a_type_no_branch_takes_is_one_line(nsb_main, tmp_path):
+    """An interface is a mapping or null: a number there is reported, not lost (it
+    reached the topology code as an int)."""
+    text = TASK.replace("interfaces: {xe0: {}, xe1: {}}\n    dut",
+                        "interfaces: {xe0: 1, xe1: {}}\n    dut")
+    [line] = errors(validate(nsb_main, tmp_path, text))
+    assert "task.yaml:7: context.nodes.tg.interfaces.xe0: expected an object or a null, " \
+           "got 1" in line
+
+
 def test_netns_duplicate_mac_on_a_node(nsb_main, tmp_path):
     text = TASK.replace("interfaces: {xe0: {}, xe1: {}}\n  links",
                         "interfaces: {xe0: {mac: '02:00:00:00:00:09'}, "
