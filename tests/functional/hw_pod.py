@@ -8,7 +8,9 @@ and tg:xe1-sut:xe1 by host bridges, and is reached over SSH with a key of the po
 The TG also carries PROX (``prox_lab.PROX``) beside the guest's dpdk-testpmd; with
 ``ovs=True`` the guests carry Open vSwitch too (this host's OVS-DPDK build, its tools
 and its schema) and the SUT is a switch node, ``bridges: [br0]``, so that a task link
-``{ends: [tg:xe0, tg:xe1], via: br0}`` takes its two NICs as OVS's ports. An NSB
+``{ends: [tg:xe0, tg:xe1], via: br0}`` takes its two NICs as OVS's ports. With
+``vm_host=True`` they carry libvirtd and QEMU too, for ``vm_host_ready`` to make the
+SUT a libvirt host of VMs (nested TCG) as a StandaloneOvsDpdk host is. An NSB
 pod file names them (name, role, ip, user, key_filename, and per interface vpci,
 driver, dpdk_driver, local_mac, local_ip, netmask, dpdk_port_num, peer); the NICs
 are on virtio-pci, for whoever uses the pod to bind them to ``dpdk_driver``.
@@ -48,6 +50,17 @@ ROLES = {"tg": "TrafficGen", "sut": "VNF"}
 DRIVERS = ("uio_pci_generic", "vfio-pci")
 OVS_BRIDGE = "br0"
 OVS_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # where this host's OVS tools are
+# what makes a guest a libvirt host of VMs (vm_host=True): libvirtd with its QEMU driver,
+# QEMU with its TCG module and firmware, libvirt's qemu+ssh helper, iproute2 for taps
+# and coreutils' timeout (the SSH executor wraps commands in it; busybox's would run its
+# own ip applet, which has no tuntap)
+VM_HOST_BINARIES = ("/usr/sbin/libvirtd", "/usr/bin/virt-ssh-helper", "/usr/bin/timeout",
+                    "/usr/bin/qemu-system-x86_64", "/usr/bin/ip")
+VM_HOST_FILES = ("/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so",
+                 "/usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so",
+                 "/usr/share/libvirt/cpu_map", "/usr/share/seabios",
+                 "/usr/share/qemu/kvmvapic.bin", "/usr/share/qemu/linuxboot_dma.bin",
+                 "/usr/lib/ipxe/qemu/efi-virtio.rom")
 
 
 class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
@@ -57,7 +70,7 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
 
     def __init__(self, driver: str = "uio_pci_generic", results_dir: Path | None = None, *,
                  vcpus: int = 2, ram_mb: int = 1024, guest_hugepages: int = 128,
-                 boot_timeout_s: float = 240, ovs: bool = False):
+                 boot_timeout_s: float = 240, ovs: bool = False, vm_host: bool = False):
         if driver not in DRIVERS:
             raise ValueError(f"driver {driver!r}: one of {', '.join(DRIVERS)}")
         self.driver = driver
@@ -72,6 +85,9 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
             binaries += [shutil.which(b, path=OVS_PATH) or b for b in ovs_daemons.BINARIES]
             binaries.append(ovs_daemons.DPDK_VSWITCHD)
             files.append(ovs_daemons.SCHEMA)
+        if vm_host:
+            binaries += VM_HOST_BINARIES
+            files += VM_HOST_FILES
         self.bridges = {"sut": [OVS_BRIDGE]} if ovs else {}
         self.options = {"boot_timeout_s": boot_timeout_s, "guest_binaries": binaries,
                         "guest_files": files,
@@ -157,3 +173,26 @@ def ssh(node: dict, command: str, timeout: float = 120,
         raise AssertionError(f"{node['name']}: {command!r} exited {done.returncode}:\n"
                              f"{done.stdout}{done.stderr}")
     return done
+
+
+def vm_host_ready(node: dict) -> str:
+    """Make a pod node booted with ``vm_host=True`` what NSB's standalone contexts ask of
+    a host, as a lab prepares its servers once: libvirtd running (QEMU as root, console
+    to a file: the guest has no virtlogd) and the management NIC in a bridge, br-int,
+    that keeps the node's address, so a VM's management NIC on it is in the pod's
+    management subnet, reached from here like the node. Returns the bridge's name."""
+    ssh(node, "grep -q ^libvirt-qemu: /etc/passwd || {"
+              " echo 'libvirt-qemu:x:64055:64055::/var/lib/libvirt:/bin/false' >> /etc/passwd;"
+              " echo 'libvirt-qemu:x:64055:' >> /etc/group; echo 'kvm:x:993:' >> /etc/group; }")
+    ssh(node, "mkdir -p /etc/libvirt /usr/share/qemu /var/lib/libvirt /var/log/libvirt "
+              "/var/cache/libvirt && ln -sf /usr/share/seabios/bios-256k.bin /usr/share/qemu/ "
+              "&& printf 'user = \"root\"\\ngroup = \"root\"\\nstdio_handler = \"file\"\\n"
+              "security_driver = \"none\"\\n' > /etc/libvirt/qemu.conf && libvirtd -d")
+    # one line: the address moves from mgmt to br-int while this SSH session uses it
+    ssh(node, "ip link add br-int type bridge && ip link set br-int up && "
+              "a=$(ip -o -4 addr show dev mgmt | awk '{print $4}') && "
+              "ip addr flush dev mgmt && ip link set mgmt master br-int && "
+              "ip addr add $a dev br-int")
+    ssh(node, "for i in $(seq 60); do [ -S /var/run/libvirt/libvirt-sock ] && exit 0; "
+              "sleep 1; done; exit 1")
+    return "br-int"

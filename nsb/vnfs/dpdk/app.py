@@ -169,7 +169,7 @@ class DpdkApp(Vnf):
             if self.process.poll() is not None:
                 raise RunError(f"{self.name}: {self.PROGRAM} exited with code "
                                f"{self.process.poll()} while starting:\n{tail(self.log_text())}")
-            waiting_for = self._ports_not_ready()
+            waiting_for = self._ports_not_ready(max(5.0, deadline - time.monotonic()))
             if not waiting_for:
                 LOG.info("%s: %s forwarding on %d ports", self.name, self.KIND,
                          len(self.interfaces))
@@ -183,19 +183,20 @@ class DpdkApp(Vnf):
                     f"of its log:\n{tail(self.log_text())}")
             time.sleep(0.2)
 
-    def _ports_not_ready(self) -> str:
+    def _ports_not_ready(self, timeout_s: float) -> str:
         """What telemetry says is missing ('' once every port forwards)."""
         ports = range(len(self.interfaces))
         commands = [c for p in ports for c in (f"/ethdev/info,{p}", f"/ethdev/link_status,{p}")]
         try:
-            reply = dpdk_telemetry.query(self.executor, self.file_prefix, commands, timeout_s=5)
+            reply = dpdk_telemetry.query(self.executor, self.file_prefix, commands,
+                                         timeout_s=timeout_s)
         except RunError as exc:
             return f"an answer on the telemetry socket ({exc})"
         return dpdk_telemetry.ports_not_forwarding(reply, {p: self.interfaces[p].name
                                                            for p in ports})
 
     def software_versions(self) -> dict[str, str]:
-        reply = dpdk_telemetry.query(self.executor, self.file_prefix, ["/info"], timeout_s=5)
+        reply = dpdk_telemetry.query(self.executor, self.file_prefix, ["/info"])
         info = reply.get("/info") or {}
         version = info.get("version") if isinstance(info, dict) else None
         return {f"{self.name}: DPDK": str(version)} if version else {}

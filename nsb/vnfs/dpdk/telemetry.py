@@ -39,9 +39,14 @@ def remove_runtime_dir(executor: Executor, file_prefix: str) -> None:
 
 
 def query(executor: Executor, file_prefix: str, commands: list[str],
-          timeout_s: float = 15) -> dict:
-    """Send telemetry ``commands`` (e.g. ``/ethdev/stats,0``); replies keyed by command."""
-    result = executor.run(["python3", "-c", _CLIENT, socket_path(file_prefix), *commands],
+          timeout_s: float = 60) -> dict:
+    """Send telemetry ``commands`` (e.g. ``/ethdev/stats,0``); replies keyed by command.
+
+    An answer takes milliseconds on a server; the timeout is for VMs under emulation
+    (nested TCG), where starting python3 takes tens of seconds. -I -S: no site
+    packages, no environment, the fastest start."""
+    result = executor.run(["python3", "-I", "-S", "-c", _CLIENT, socket_path(file_prefix),
+                           *commands],
                           timeout=timeout_s, check=False)
     if result.returncode != 0:
         raise RunError(f"{executor.name}: DPDK telemetry query {commands} failed: "
