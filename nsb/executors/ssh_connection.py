@@ -25,6 +25,10 @@ LOG = logging.getLogger("nsb.executors.ssh")
 T = TypeVar("T")
 
 
+class _HandshakeFailed(Exception):
+    """The node's sshd accepted the TCP connection but the SSH handshake failed."""
+
+
 class SshConnection:
     """A lazily opened, self-healing SSH client (and SFTP session) for one node."""
 
@@ -68,7 +72,21 @@ class SshConnection:
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
         return client
 
+    # a node whose CPUs are busy (a killed run's DPDK program polling them until the next
+    # run stops it) may drop a connection during the handshake: tried this many times
+    HANDSHAKE_ATTEMPTS = 3
+
     def _open(self) -> None:
+        for attempt in range(1, self.HANDSHAKE_ATTEMPTS + 1):
+            try:
+                return self._open_once()
+            except _HandshakeFailed as failed:
+                if attempt == self.HANDSHAKE_ATTEMPTS:
+                    raise PrerequisiteError(f"{self.where}: cannot connect: {failed}") from None
+                LOG.warning("%s: SSH handshake failed (%s); trying again", self.where, failed)
+                time.sleep(1.0)
+
+    def _open_once(self) -> None:
         if self.key_filename and not os.path.isfile(self.key_filename):
             raise PrerequisiteError(f"{self.where}: key file {self.key_filename} not found")
         client = self._new_client()
@@ -87,7 +105,10 @@ class SshConnection:
             client.close()
             raise PrerequisiteError(f"{self.where}: host key changed since the first "
                                     "connection of this run") from None
-        except (paramiko.SSHException, OSError, EOFError) as exc:
+        except (paramiko.SSHException, EOFError) as exc:  # TCP was up: the handshake failed
+            client.close()
+            raise _HandshakeFailed(str(exc) or type(exc).__name__) from None
+        except OSError as exc:
             client.close()
             reason = (f"no answer within {self.connect_timeout:g} s"
                       if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__)
