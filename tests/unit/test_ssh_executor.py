@@ -23,14 +23,17 @@ class _RejectEveryone(paramiko.ServerInterface):
 
 
 @contextlib.contextmanager
-def rejecting_server():
-    """A real SSH server (paramiko's) on 127.0.0.1 that refuses every credential."""
+def rejecting_server(drop_first: bool = False):
+    """A real SSH server (paramiko's) on 127.0.0.1 that refuses every credential;
+    ``drop_first``: it closes its first connection before greeting, as a busy sshd may."""
     listener = socket.create_server(("127.0.0.1", 0))
     key = paramiko.RSAKey.generate(2048)
     transports = []
 
     def serve():
         with contextlib.suppress(OSError):
+            if drop_first:
+                listener.accept()[0].close()
             conn, _ = listener.accept()
             transport = paramiko.Transport(conn)
             transports.append(transport)
@@ -88,33 +91,11 @@ def test_silent_port_times_out_with_a_clear_reason():
 def test_a_handshake_dropped_once_is_tried_again():
     """A busy node's sshd that drops the first connection during the handshake: the next
     attempt gets through to the server (which here refuses the credentials)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    key = paramiko.RSAKey.generate(2048)
-    transports = []
-
-    def serve():
-        with contextlib.suppress(OSError):
-            first, _ = listener.accept()
-            first.close()  # no greeting: the client's handshake fails
-            conn, _ = listener.accept()
-            transport = paramiko.Transport(conn)
-            transports.append(transport)
-            transport.add_server_key(key)
-            transport.start_server(server=_RejectEveryone())
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    port = listener.getsockname()[1]
-    try:
+    with rejecting_server(drop_first=True) as port:
         executor = SshExecutor("vnf_0", "127.0.0.1", port=port, user="nsb", password="pw",
                                connect_timeout=5)
         with pytest.raises(PrerequisiteError, match="authentication failed"):
             executor.connect()
-    finally:
-        listener.close()
-        for transport in transports:
-            transport.close()
-        thread.join(5)
 
 
 def test_rejected_password_never_appears_in_the_error():
