@@ -55,6 +55,11 @@ class LatencyStats:
     histogram: list[tuple[float, int]] = field(default_factory=list)  # (upper edge us, count)
     # samples beyond the histogram's range: percentiles whose rank falls there are omitted
     overflow_samples: int = 0
+    # how precise the percentiles and the mean are, in words (empty: the histogram's buckets)
+    resolution: str = ""
+    # the HDR histogram of every sample, encoded as HdrHistogram encodes it (when the
+    # generator keeps one): percentiles anyone can recompute
+    hdrh: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class TrialResult:
     # frames that reached the generator's ports but that its receive path dropped (no
     # buffer): lost, but not by the DUT
     rx_missed_packets: int = 0
+    # why the generator fell short of the trial (empty when it did not), in words
+    generator_note: str = ""
 
     @property
     def lost_packets(self) -> int:
@@ -122,6 +129,10 @@ def latency_record(latency: LatencyStats | None) -> dict | None:
     record["histogram"] = [{"le_us": edge, "count": count} for edge, count in latency.histogram]
     if latency.overflow_samples:
         record["histogram_overflow"] = latency.overflow_samples
+    if latency.resolution:
+        record["resolution"] = latency.resolution
+    if latency.hdrh:
+        record["hdrh"] = latency.hdrh
     return record
 
 

@@ -77,7 +77,8 @@ def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]
     if result.generator_limited:
         asked = result.trial.rate_pps
         share = f" (sent {result.tx_rate_pps:,.0f} of {asked:,.0f} pps)" if asked else ""
-        return GENERATOR_LIMITED, f"generator could not send the rate asked{share}"
+        why = f"; {result.generator_note}" if result.generator_note else ""
+        return GENERATOR_LIMITED, f"generator could not send the rate asked{share}{why}"
     return PASS, f"loss {loss:.4g}% <= tolerated {tolerated_loss_pct:g}%"
 
 

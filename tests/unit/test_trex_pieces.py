@@ -9,6 +9,7 @@ import yaml
 from nsb.nodes.node import Endpoint, Interface
 from nsb.trial import Trial
 from nsb.vnfs.trex import server, stats, trex_cfg
+from nsb.vnfs.trex.pacing import Pacing
 
 SETTINGS = trex_cfg.ServerSettings(prefix="nsb-t-tg0", rpc_port=4601, pub_port=4600,
                                    low_end=True, low_end_core=1)
@@ -67,7 +68,7 @@ def test_the_command_is_nsbs_from_the_trex_directory():
     argv = server.command("/opt/nsb_bin/trex/scripts", "/tmp/c.yaml", 2, ["--no-ofed-check"])
     assert argv[:3] == ["env", "-C", "/opt/nsb_bin/trex/scripts"]
     assert argv[3:] == ["./t-rex-64", "-i", "--cfg", "/tmp/c.yaml", "--no-scapy-server",
-                        "--no-termio", "--iom", "0", "-c", "2", "--no-ofed-check"]
+                        "--no-termio", "--iom", "0", "--hdrh", "-c", "2", "--no-ofed-check"]
 
 
 def test_the_reason_is_trexs_own_first_error_lines():
@@ -129,16 +130,19 @@ def _counters(tx, rx):
             for p in (0, 1)}
 
 
-def test_a_trial_trex_stretched_or_fell_short_of_is_generator_limited():
+def test_the_offered_rate_is_the_frames_over_the_trial_when_trex_kept_its_schedule():
     trial = Trial(64, 200_000, 1.0)
-    on_time = stats.trial_result(trial, _Gen(), _counters(100_000, 99_000), 1.01, False, None)
+    on_time = stats.trial_result(trial, _Gen(), _counters(100_000, 99_000), Pacing(1.0), None)
     assert not on_time.generator_limited and on_time.loss_pct == 1.0
+    assert on_time.tx_rate_pps == 200_000 and on_time.elapsed_s == 1.0
     assert on_time.extra["xe0.OutPackets"] == 100_000 and on_time.extra["DropPercentage"] == 1.0
-    stretched = stats.trial_result(trial, _Gen(), _counters(100_000, 100_000), 1.4, True, None)
-    assert stretched.generator_limited
-    assert stretched.measured_tx_pps == 200_000 / 1.4
-    short = stats.trial_result(trial, _Gen(), _counters(90_000, 90_000), 1.0, False, None)
-    assert short.generator_limited
+    lagged = stats.trial_result(trial, _Gen(), _counters(70_000, 70_000),
+                                Pacing(1.4, lagged=True, note="TRex was still sending"), None)
+    assert lagged.generator_limited and lagged.generator_note == "TRex was still sending"
+    assert lagged.tx_rate_pps == 140_000 / 1.4 and lagged.elapsed_s == 1.4
+    short = stats.trial_result(trial, _Gen(), _counters(90_000, 90_000), Pacing(1.0), None)
+    assert short.generator_limited and short.tx_rate_pps == 180_000
+    assert short.generator_note == "TRex sent 180,000 of the 200,000 frames asked"
 
 
 def test_loss_on_the_generators_own_receive_path_is_not_the_duts():
@@ -146,15 +150,15 @@ def test_loss_on_the_generators_own_receive_path_is_not_the_duts():
     from nsb.traffic_profiles.measurer import judge
 
     trial = Trial(64, 100_000, 1.0)
-    missed_all = stats.trial_result(trial, _Gen(), _counters(50_000, 49_900), 1.0, False,
+    missed_all = stats.trial_result(trial, _Gen(), _counters(50_000, 49_900), Pacing(1.0),
                                     None, rx_missed=200)
     assert missed_all.loss_pct > 0.01 and missed_all.dut_loss_pct == 0
     verdict, why = judge(missed_all, 0.01)
     assert verdict == Verdict.GENERATOR_LIMITED and "receive path dropped 200" in why
-    missed_some = stats.trial_result(trial, _Gen(), _counters(50_000, 49_000), 1.0, False,
+    missed_some = stats.trial_result(trial, _Gen(), _counters(50_000, 49_000), Pacing(1.0),
                                      None, rx_missed=200)
     assert judge(missed_some, 0.01)[0] == Verdict.FAIL  # 1,600 of the 2,000 were the DUT's
-    assert judge(stats.trial_result(trial, _Gen(), _counters(50_000, 50_000), 1.0, False,
+    assert judge(stats.trial_result(trial, _Gen(), _counters(50_000, 50_000), Pacing(1.0),
                                     None), 0.01)[0] == Verdict.PASS
 
 

@@ -4,9 +4,10 @@
 The server runs on the generator's node (this machine, a namespace, or a pod's TG
 over SSH); nsb drives it with TRex's own STL client from wherever nsb runs. A
 trial is: streams per direction at the trial's rate, ``start(duration)``, wait,
-then the port counters once the receive counters stop moving. TRex over
-af_packet stretches a trial rather than dropping what it cannot send in time,
-so what it really sent is its own tx counter over the wall time of the traffic.
+then the port counters once the receive counters stop moving. TRex that cannot
+keep up sends late rather than dropping frames; whether it kept the trial's
+schedule is read from its own tx counters (``pacing``), never from the client's
+wall time.
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
-from nsb.vnfs.trex import install, sampled, stats, streams, trex_cfg, vxlan
+from nsb.vnfs.trex import install, pacing, sampled, stats, streams, trex_cfg, vxlan
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
 
 LOG = logging.getLogger(__name__)
-STATE_DELAY_S = 0.02  # TRex's "traffic done" event reaching the client's subscriber
 # measured: frames of mixed sizes over memif between TRex 3.08 and DPDK 22.11 make
 # both sides count frames that were never sent (tens of times the frames sent)
 MEMIF_NO_MIX = ("cannot send a frame mix over memif (TRex's memif ports miscount frames "
@@ -266,13 +266,13 @@ class TrexTrafficGen(TrafficGen):
         client.clear_stats(ports=ports)
         client.start(ports=self.tx_ports, force=True,  # a burst ends when it is sent
                      duration=-1 if trial.burst_frames else trial.duration_s)
-        wall_s, stretched = self._wait_traffic(trial)
+        pace = self._wait_traffic(trial, time.monotonic())
         port_stats = self._drain(ports)
         missed = sum(int(client.get_xstats(port).get("rx_missed_errors", 0))
                      for port in self.rx_ports)
         latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
-        return stats.trial_result(replace(trial, flows=flows), self, port_stats, wall_s,
-                                  stretched, latency, missed)
+        return stats.trial_result(replace(trial, flows=flows), self, port_stats, pace,
+                                  latency, missed)
 
     def _load_streams(self, trial: Trial, flows: int) -> list[int]:
         """Replace every port's streams with the trial's; the latency streams' pg_ids."""
@@ -305,34 +305,18 @@ class TrexTrafficGen(TrafficGen):
         self._reflected = trial.reflected
         return pg_ids
 
-    def _wait_traffic(self, trial: Trial) -> tuple[float, bool]:
-        """(seconds from the start until TRex stopped sending, whether it was still
-        sending when the trial plus its tolerance was over).
-
-        TRex that cannot keep up lags behind its schedule rather than dropping frames,
-        so a trial it stretches is generator-limited. The time starts once ``start``
-        returned (the traffic started before), so only a real stretch counts; the
-        ports' state comes from the client's subscriber, checked every 10 ms. A trial
-        stretched past ``stretch_limit`` is stopped. Latency frames still on their way
-        then get ``rx_delay_ms`` to arrive."""
-        started = time.monotonic()
-        tolerance = self.options["generator_tolerance_pct"] / 100.0
-        due = started + trial.duration_s * (1 + tolerance) + STATE_DELAY_S
-        limit = trial.duration_s * self.options["stretch_limit"] + 10
-        tx_ports = set(self.tx_ports)
-        stretched = False
-        while tx_ports & set(self.client.get_active_ports()):
-            stretched = stretched or time.monotonic() > due
-            if time.monotonic() - started > limit:
-                LOG.warning("%s: TRex still sending %g s into a %g s trial; stopped",
-                            self.name, limit, trial.duration_s)
-                self.client.stop(ports=self.tx_ports)
-                break
-            time.sleep(0.01)
-        wall_s = time.monotonic() - started
+    def _wait_traffic(self, trial: Trial, started: float) -> pacing.Pacing:
+        """Until TRex sent the trial (``pacing``: whether it kept its schedule, stopped at
+        once when not), then ``rx_delay_ms`` for latency frames still on their way."""
+        if trial.burst_frames:  # a burst ends when its count is out: the count says it all
+            while set(self.tx_ports) & set(self.client.get_active_ports()):
+                time.sleep(pacing.POLL_S)
+            pace = pacing.Pacing(time.monotonic() - started)
+        else:
+            pace = pacing.wait(self, trial, started)
         self.client.wait_on_traffic(ports=self.tx_ports, timeout=5,
                                     rx_delay_ms=self.options["rx_delay_ms"])
-        return wall_s, stretched
+        return pace
 
     def _drain(self, ports: list[int]) -> dict:
         """Port counters once the receive counters rest ``drain_quiet_s`` (or at the

@@ -32,8 +32,10 @@ OPTIONS_SCHEMA = {
         "latency_pps": {"description": "a latency stream per direction, part of the trial's rate "
                                        "(at most a tenth of it)",
                         "type": "number", "minimum": 0, "default": 1000},
-        "generator_tolerance_pct": {"description": "a trial sent more than this % below the rate "
-                                                   "asked is generator-limited",
+        "generator_tolerance_pct": {"description": "TRex keeps a trial's schedule when it has "
+                                                   "sent every frame by this % past the "
+                                                   "trial's end (else the trial is stopped "
+                                                   "there, generator-limited)",
                                     "type": "number", "exclusiveMinimum": 0, "maximum": 50,
                                     "default": 5},
         "drain_timeout_s": {"description": "at most this long after a trial for frames still in "
@@ -45,9 +47,6 @@ OPTIONS_SCHEMA = {
         "rx_delay_ms": {"description": "how long after the last frame latency frames still count "
                                        "(TRex's rx_delay_ms)",
                         "type": "integer", "minimum": 10, "default": 100},
-        "stretch_limit": {"description": "a trial TRex stretches beyond this many times its "
-                                         "duration (+10 s) is stopped",
-                          "type": "number", "minimum": 1, "default": 5},
         "af_packet_framecnt": {"description": "receive ring of a kernel (af_packet) port, in "
                                               "frames of 2 KiB",
                                "type": "integer", "minimum": 64, "default": 4096},

@@ -3,26 +3,25 @@ stream, the port counters and the latency streams' statistics taken at each inte
 end and turned into that interval's counts.
 
 TRex keeps its counters cumulative; an interval is the difference of two readings.
-Its latency comes from the difference of the latency histograms: the percentiles
-and the average at bucket resolution (the average from bucket midpoints), min and
-max to a bucket, exact where the interval set a new overall minimum or maximum. The
-last interval is read once the traffic drained, so the intervals sum to the trial.
+Its latency comes from the difference of TRex's HDR histograms (nsb.hdr_latency):
+an interval's own samples, its percentiles and mean to the histogram's precision, min
+and max exact where the interval set a new overall minimum or maximum. The last
+interval is read once the traffic drained, so the intervals sum to the trial.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from nsb import frames
+from nsb import frames, hdr_latency
 from nsb.errors import RunError
 from nsb.intervals import IntervalSample
-from nsb.trial import LatencyStats, Trial, TrialResult, percentiles
-from nsb.vnfs.trex import stats
+from nsb.trial import LatencyStats, Trial, TrialResult
+from nsb.vnfs.trex import pacing, stats
 
 LOG = logging.getLogger(__name__)
 POLL_S = 0.05
@@ -34,7 +33,7 @@ class Readings:
     def __init__(self, gen, pg_ids: list[int]):
         self.gen, self.pg_ids = gen, pg_ids
         self.tx = self.rx = 0
-        self.hist: dict[float, int] = {}
+        self.hdr = None  # the latency samples so far (an HDR histogram)
         self.low: float | None = None
         self.high: float | None = None
         self.start_s = 0.0
@@ -53,34 +52,20 @@ class Readings:
         return sample
 
     def _latency(self, pgid_stats: dict) -> LatencyStats | None:
+        """The interval's own latency samples: the HDR histogram now less the one at the
+        previous reading (bucket by bucket). Min and max are exact where the interval set
+        a new overall minimum or maximum (TRex counts those), else to the histogram's
+        precision."""
         total = stats.latency(pgid_stats, self.pg_ids)
-        if total is None:
+        histogram = stats.hdr_histogram(pgid_stats, self.pg_ids)
+        if total is None or histogram is None:
             return None
-        delta = {edge: count - self.hist.get(edge, 0) for edge, count in total.histogram}
-        delta = sorted((edge, count) for edge, count in delta.items() if count > 0)
-        low, high = self.low, self.high
-        self.hist = dict(total.histogram)
-        self.low, self.high = total.min_us, total.max_us
-        if not delta:
-            return None
-        edges = [edge for edge, _ in delta]
-        floors = {edge: bucket_floor(edge) for edge in edges}
-        samples = sum(count for _, count in delta)
-        new_low = low is None or total.min_us < low
-        new_high = high is None or total.max_us > high
-        return LatencyStats(
-            samples=samples,
-            min_us=total.min_us if new_low else max(total.min_us, floors[edges[0]]),
-            avg_us=sum((floors[e] + e) / 2 * c for e, c in delta) / samples,
-            max_us=total.max_us if new_high else min(total.max_us, edges[-1]),
-            percentiles_us=percentiles(delta, samples), histogram=delta)
-
-
-def bucket_floor(ceiling: float) -> float:
-    """The lower edge of TRex's histogram bucket that ends at ``ceiling`` microseconds."""
-    if ceiling <= 10:
-        return 0.0
-    return ceiling - 10 ** math.floor(math.log10(ceiling - 1e-9))
+        own = hdr_latency.difference(histogram, self.hdr)
+        new_low = self.low is None or total.min_us < self.low
+        new_high = self.high is None or total.max_us > self.high
+        self.hdr, self.low, self.high = histogram, total.min_us, total.max_us
+        return hdr_latency.stats(own, min_us=total.min_us if new_low else None,
+                                 max_us=total.max_us if new_high else None)
 
 
 def run(gen, trial: Trial, interval_s: float,
@@ -98,46 +83,45 @@ def run(gen, trial: Trial, interval_s: float,
     client.start(ports=gen.tx_ports, duration=trial.duration_s, force=True)
     started = time.monotonic()
     try:
-        wall_s = _sample_while_sending(gen, readings, trial, interval_s, started, on_interval)
+        pace = _sample_while_sending(gen, readings, trial, interval_s, started, on_interval)
     except BaseException:
         with contextlib.suppress(Exception):
             client.stop(ports=gen.tx_ports)
             on_interval(_last(gen, readings, pg_ids, time.monotonic() - started))
         raise
     client.wait_on_traffic(ports=gen.tx_ports, timeout=5, rx_delay_ms=gen.options["rx_delay_ms"])
-    final = _last(gen, readings, pg_ids, wall_s)
+    final = _last(gen, readings, pg_ids, pace.sent_for_s)
     on_interval(final)
     port_stats = readings.port_stats
     missed = sum(int(client.get_xstats(port).get("rx_missed_errors", 0))
                  for port in gen.rx_ports)
     latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
-    tolerance = gen.options["generator_tolerance_pct"] / 100.0
-    stretched = wall_s > trial.duration_s * (1 + tolerance) + 1.0
-    return stats.trial_result(replace(trial, flows=flows), gen, port_stats, wall_s,
-                              stretched, latency, missed)
+    return stats.trial_result(replace(trial, flows=flows), gen, port_stats, pace, latency,
+                              missed)
 
 
 def _sample_while_sending(gen, readings: Readings, trial: Trial, interval_s: float,
-                          started: float, on_interval) -> float:
-    """Reads an interval at each boundary while TRex sends; the seconds it sent."""
+                          started: float, on_interval) -> pacing.Pacing:
+    """Reads an interval at each boundary while TRex sends; whether it kept its schedule
+    (checked at every boundary: a generator that falls behind stops the soak there)."""
     client, ports = gen.client, list(range(len(gen.ports)))
     tx_ports = set(gen.tx_ports)
-    limit = trial.duration_s * gen.options["stretch_limit"] + 10
+    due = pacing.due_s(trial.duration_s, pacing.tolerance_of(gen))
     boundary = interval_s
     while tx_ports & set(client.get_active_ports()):
         now = time.monotonic() - started
-        if now > limit:
-            LOG.warning("%s: TRex still sending %g s into a %g s soak; stopped", gen.name,
-                        limit, trial.duration_s)
-            client.stop(ports=gen.tx_ports)
-            break
         if now >= boundary and boundary < trial.duration_s - POLL_S:
             pgid = client.get_pgid_stats(readings.pg_ids) if readings.pg_ids else None
             on_interval(readings.take(client.get_stats(ports=ports), pgid, now))
             boundary += interval_s
+            lagged = pacing.check_pace(gen, trial, started, now, readings.tx)
+            if lagged:
+                return lagged
             continue
+        if now >= due:
+            return pacing.check_due(gen, trial, started, now) or pacing.Pacing(trial.duration_s)
         time.sleep(POLL_S)
-    return time.monotonic() - started
+    return pacing.Pacing(trial.duration_s)
 
 
 def _last(gen, readings: Readings, pg_ids: list[int], end_s: float) -> IntervalSample:

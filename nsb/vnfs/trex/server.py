@@ -31,7 +31,7 @@ def command(trex_path: str, cfg_path: str, queues_per_port: int | None,
     """NSB's ``cd <trex_path>; ./t-rex-64 -i --cfg <file> --no-scapy-server`` as an
     argument list (``env -C`` changes directory without a shell)."""
     argv = ["env", "-C", trex_path, "./t-rex-64", "-i", "--cfg", cfg_path,
-            "--no-scapy-server", "--no-termio", "--iom", "0"]
+            "--no-scapy-server", "--no-termio", "--iom", "0", "--hdrh"]
     if queues_per_port:
         argv += ["-c", str(queues_per_port)]
     return argv + list(extra_args)

@@ -2,10 +2,12 @@
 the latency streams' pg_id statistics for latency, NSB's KPI names beside nsb's.
 
 TRex reports latency per pg_id: ``total_min``, ``average``, ``total_max``,
-``jitter`` (microseconds) and a histogram whose keys are bucket floors
+``jitter`` (microseconds), a coarse histogram whose keys are bucket floors
 (10, 20, ... 90, 100, 200, ...: each bucket is as wide as its floor's leading
-power of ten). Percentiles are read at bucket ceilings, so they are
-conservative by at most one bucket.
+power of ten) and, started with ``--hdrh`` (as nsb starts it), an HDR histogram
+of every sample. Percentiles and the mean come from the HDR histogram
+(nsb.hdr_latency); from the coarse one (at bucket ceilings) only when TRex
+sends no HDR histogram.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from nsb import frames
+from nsb import frames, hdr_latency
 from nsb.trial import LatencyStats, Trial, TrialResult, percentiles
 
+from .pacing import Pacing
 from .streams import Path
 
 
@@ -38,55 +41,77 @@ def _number(value) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def latency(pgid_stats: dict, pg_ids: list[int]) -> LatencyStats | None:
-    """The latency streams' statistics, merged over directions (None without samples)."""
-    mins, maxes, weighted, histogram, samples = [], [], 0.0, {}, 0
+def _measured(pgid_stats: dict, pg_ids: list[int]) -> list[dict]:
+    """The latency figures of the pg_ids that received samples."""
+    found = []
     for pg_id in pg_ids:
         measured = pgid_stats.get("latency", {}).get(pg_id, {}).get("latency", {})
         received_frames = pgid_stats.get("flow_stats", {}).get(pg_id, {}).get("rx_pkts", {})
         count = int(received_frames.get("total", 0)) if isinstance(received_frames, dict) else 0
-        low, avg, high = (_number(measured.get(k)) for k in ("total_min", "average",
-                                                              "total_max"))
-        if not count or low is None or high is None:
-            continue
-        mins.append(low)
-        maxes.append(high)
-        weighted += (avg or 0.0) * count
-        samples += count
-        for floor, hits in (measured.get("histogram") or {}).items():
-            edge = min(bucket_ceiling(float(floor)), high) if float(floor) < high else high
-            histogram[edge] = histogram.get(edge, 0) + int(hits)
-    if not samples:
+        low, high = _number(measured.get("total_min")), _number(measured.get("total_max"))
+        if count and low is not None and high is not None:
+            found.append({**measured, "samples": count, "low": low, "high": high})
+    return found
+
+
+def hdr_histogram(pgid_stats: dict, pg_ids: list[int]):
+    """Every latency sample of the pg_ids as one HDR histogram (TRex started with
+    ``--hdrh``); None when TRex sent none."""
+    measured = _measured(pgid_stats, pg_ids)
+    if not measured or not all(m.get("hdrh") for m in measured):
         return None
-    edges = sorted(histogram.items())
+    return hdr_latency.merged(hdr_latency.decode(m["hdrh"]) for m in measured)
+
+
+def latency(pgid_stats: dict, pg_ids: list[int]) -> LatencyStats | None:
+    """The latency streams' statistics, merged over directions (None without samples):
+    from TRex's HDR histograms, with its exact min and max; from its coarse buckets
+    (percentiles at their ceilings) when it keeps no HDR histogram."""
+    measured = _measured(pgid_stats, pg_ids)
+    if not measured:
+        return None
+    low, high = min(m["low"] for m in measured), max(m["high"] for m in measured)
+    histogram = hdr_histogram(pgid_stats, pg_ids)
+    if histogram is not None:
+        return hdr_latency.stats(histogram, min_us=low, max_us=high)
+    weighted, buckets, samples = 0.0, {}, 0
+    for m in measured:
+        weighted += (_number(m.get("average")) or 0.0) * m["samples"]
+        samples += m["samples"]
+        for floor, hits in (m.get("histogram") or {}).items():
+            edge = min(bucket_ceiling(float(floor)), m["high"]) if float(floor) < m["high"] \
+                else m["high"]
+            buckets[edge] = buckets.get(edge, 0) + int(hits)
+    edges = sorted(buckets.items())
     in_histogram = sum(count for _, count in edges)
-    return LatencyStats(samples=samples, min_us=min(mins), avg_us=weighted / samples,
-                        max_us=max(maxes), histogram=edges,
-                        percentiles_us=percentiles(edges, in_histogram))
+    return LatencyStats(samples=samples, min_us=low, avg_us=weighted / samples, max_us=high,
+                        histogram=edges, percentiles_us=percentiles(edges, in_histogram),
+                        resolution="TRex's buckets: percentiles at the bucket's ceiling")
 
 
-def trial_result(trial: Trial, gen, port_stats: dict, wall_s: float, stretched: bool,
+def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
                  latency_stats: LatencyStats | None, rx_missed: int = 0) -> TrialResult:
-    """Tx from the sending ports, rx from the receiving ports; generator-limited when
-    TRex stretched the trial or sent less than asked. ``rx_missed``: frames TRex's
-    receiving ports dropped for want of buffers (af_packet's ring overflowing)."""
+    """Tx from the sending ports, rx from the receiving ports. The offered rate is the
+    frames sent over the seconds TRex sent them by its own schedule (``pace``): the
+    trial's duration when it kept it. Generator-limited when it lagged or sent fewer
+    frames than asked. ``rx_missed``: frames TRex's receiving ports dropped for want of
+    buffers (af_packet's ring overflowing)."""
     tx = sum(int(port_stats[p]["opackets"]) for p in gen.tx_ports)
     rx = received(port_stats, gen.rx_ports)
-    sent_pps = tx / max(trial.duration_s, wall_s)
     tolerance = gen.options["generator_tolerance_pct"] / 100.0
-    limited = stretched or tx < trial.rate_pps * trial.duration_s * (1 - tolerance)
-    if trial.burst_frames:  # a burst's wall time is mostly polling: its count says it all
-        limited = tx < trial.burst_frames
+    intended = trial.burst_frames or round(trial.rate_pps * trial.duration_s)
+    note = pace.note
+    if not note and tx < intended * (1 - (0 if trial.burst_frames else tolerance)):
+        note = f"TRex sent {tx:,} of the {intended:,} frames asked"
+    seconds = pace.sent_for_s if pace.lagged or trial.burst_frames else trial.duration_s
     ports = {iface.name: {"tx_packets": int(port_stats[n]["opackets"]),
                           "rx_packets": int(port_stats[n]["ipackets"])}
              for n, iface in enumerate(gen.ports)}
-    result = TrialResult(trial=trial, tx_packets=tx, rx_packets=rx, elapsed_s=wall_s,
-                         latency=latency_stats, generator_limited=limited, ports=ports,
-                         measured_tx_pps=sent_pps, measured_rx_pps=rx / max(trial.duration_s,
-                                                                            wall_s),
-                         intended_packets=trial.burst_frames
-                         or round(trial.rate_pps * trial.duration_s),
-                         rx_missed_packets=rx_missed)
+    result = TrialResult(trial=trial, tx_packets=tx, rx_packets=rx, elapsed_s=seconds,
+                         latency=latency_stats, generator_limited=bool(note), ports=ports,
+                         measured_tx_pps=tx / seconds, measured_rx_pps=rx / seconds,
+                         intended_packets=intended, rx_missed_packets=rx_missed,
+                         generator_note=note)
     extra = {**nsb_named_kpis(result, gen, port_stats), "rx_missed_packets": float(rx_missed)}
     return replace(result, extra=extra)
 

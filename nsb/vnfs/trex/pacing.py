@@ -1,0 +1,124 @@
+"""Whether TRex kept its own schedule in a trial, told by its own counters.
+
+TRex paces its streams by its own clock and, when its data plane falls behind, sends
+late rather than dropping: it sends all of a trial's rate x duration frames whatever
+happens, and a trial it cannot keep up with simply lasts longer. So the frame count
+alone says nothing of the rate on the wire, and the client's wall time (which adds
+TRex's port-state event delay, tens to hundreds of milliseconds on a busy core) is no
+witness either. What is: how many frames TRex had sent by the trial's end plus the
+tolerance. nsb reads TRex's tx counters there (and, for long trials, at checkpoints on
+the way), once each:
+
+- every frame out: TRex kept its schedule; the trial's offered rate is its frames over
+  its duration, whenever the port-state event arrives;
+- frames still to send: TRex lagged; the trial is stopped at once (not left running
+  for many times its length), it is generator-limited, and its rate is what TRex sent
+  over the seconds it sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from nsb.trial import Trial
+
+LOG = logging.getLogger(__name__)
+POLL_S = 0.01  # the client's port state (its subscriber's, no RPC) is checked this often
+SETTLE_S = 0.02  # a second reading this much later tells a port still sending from one done
+# trials at least this long are also checked on the way (a lagging 30 s trial stops early)
+CHECKPOINT_FROM_S = 8.0
+START_SKEW_S = 0.05  # the data plane starts this much after ``start`` returns, at most
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How a trial's traffic went by TRex's account: the seconds it sent for (the
+    trial's duration when it kept its schedule), whether it lagged, and why in words."""
+
+    sent_for_s: float
+    lagged: bool = False
+    note: str = ""
+
+
+def due_s(duration_s: float, tolerance: float) -> float:
+    """When, after the start, a trial that kept its schedule has sent its last frame."""
+    return duration_s * (1 + tolerance)
+
+
+def checkpoints(duration_s: float) -> list[float]:
+    """Seconds into a long trial at which its pace is checked (none for short ones)."""
+    if duration_s < CHECKPOINT_FROM_S:
+        return []
+    return [duration_s * share for share in (0.25, 0.5, 0.75)]
+
+
+def behind(sent: int, asked_pps: float, at_s: float, tolerance: float) -> bool:
+    """TRex had sent fewer frames by ``at_s`` than its schedule allows (with the start's
+    skew and the tolerance): it cannot keep the trial's rate."""
+    return sent < asked_pps * max(0.0, at_s - START_SKEW_S) * (1 - tolerance)
+
+
+def wait(gen, trial: Trial, started: float) -> Pacing:
+    """Waits for the trial's traffic (``started``: when ``start`` returned) and tells
+    whether TRex kept its schedule; stops the traffic as soon as it is known not to."""
+    due = due_s(trial.duration_s, tolerance_of(gen))
+    pending = checkpoints(trial.duration_s)
+    while set(gen.tx_ports) & set(gen.client.get_active_ports()):
+        now = time.monotonic() - started
+        if pending and now >= pending[0]:
+            pending.pop(0)
+            lagged = check_pace(gen, trial, started, now, sent_frames(gen))
+        elif now >= due:
+            return check_due(gen, trial, started, now) or Pacing(trial.duration_s)
+        else:
+            lagged = None
+        if lagged:
+            return lagged
+        time.sleep(POLL_S)
+    return Pacing(trial.duration_s)
+
+
+def tolerance_of(gen) -> float:
+    return gen.options["generator_tolerance_pct"] / 100.0
+
+
+def check_pace(gen, trial: Trial, started: float, now: float, sent: int) -> Pacing | None:
+    """On the way: None while TRex keeps up, else the trial stopped (``Pacing``)."""
+    if not behind(sent, trial.rate_pps, now, tolerance_of(gen)):
+        return None
+    return _stop(gen, trial, started, f"TRex had sent {sent:,} frames {now:.1f} s into the "
+                 f"trial, {trial.rate_pps * now:,.0f} by its schedule")
+
+
+def check_due(gen, trial: Trial, started: float, now: float) -> Pacing | None:
+    """At the trial's end plus the tolerance, with TRex's port still active by the
+    client's account: None when every frame is out (the port-state event is late, not
+    TRex), else the trial stopped (``Pacing``)."""
+    intended = round(trial.rate_pps * trial.duration_s)
+    sent = sent_frames(gen)
+    if sent >= intended or not _still_sending(gen, sent):
+        return None
+    return _stop(gen, trial, started, f"TRex was still sending {now:.2f} s into a "
+                 f"{trial.duration_s:g} s trial ({sent:,} of {intended:,} frames out)")
+
+
+def sent_frames(gen) -> int:
+    stats = gen.client.get_stats(ports=gen.tx_ports)
+    return sum(int(stats[port]["opackets"]) for port in gen.tx_ports)
+
+
+def _still_sending(gen, sent: int) -> bool:
+    time.sleep(SETTLE_S)
+    return sent_frames(gen) > sent
+
+
+def _stop(gen, trial: Trial, started: float, why: str) -> Pacing:
+    """Stops a trial TRex cannot keep up with; its frames were sent over the time to here."""
+    gen.client.stop(ports=gen.tx_ports)
+    sent_for = time.monotonic() - started
+    LOG.info("%s: %s: stopped, generator-limited", gen.name, why)
+    return Pacing(max(sent_for, 1e-9), lagged=True,
+                  note=f"{why}: it could not keep the rate of {trial.rate_pps:,.0f} pps and "
+                       "the trial was stopped")

@@ -1,0 +1,47 @@
+"""Whether TRex kept a trial's schedule is told by its own tx counters at the trial's end
+plus the tolerance, never by the client's wall time: checked against a simulated TRex of
+known pace (tests/doubles/paced_trex.py) whose port-state event may arrive late."""
+
+import time
+
+import pytest
+
+from nsb.trial import Trial
+from nsb.vnfs.trex import pacing
+from tests.doubles.paced_trex import PacedTrexClient, PacedTrexGen
+
+
+def _run(capacity_pps: float, rate_pps: float, duration_s: float, event_delay_s: float = 0.0):
+    client = PacedTrexClient(capacity_pps, event_delay_s)
+    gen = PacedTrexGen(client)
+    trial = Trial(64, rate_pps, duration_s)
+    client.start(rate_pps, duration_s)
+    return pacing.wait(gen, trial, time.monotonic()), client
+
+
+def test_a_late_port_state_event_is_not_a_late_generator():
+    # TRex sends every frame on time, its event comes 0.25 s late (seen on a busy core)
+    pace, client = _run(capacity_pps=1e9, rate_pps=100_000, duration_s=0.5, event_delay_s=0.25)
+    assert not pace.lagged and pace.sent_for_s == 0.5
+    assert client.stopped_at is None  # nothing was stopped
+
+
+def test_a_generator_that_cannot_keep_the_rate_is_stopped_at_the_trials_end_plus_tolerance():
+    pace, client = _run(capacity_pps=50_000, rate_pps=100_000, duration_s=0.5)
+    assert pace.lagged and "still sending" in pace.note
+    # stopped near 0.525 s, not when its 50,000 frames would have been out (1 s)
+    sent = client._sent(client.stopped_at)
+    assert sent < client.frames
+    assert pace.sent_for_s == pytest.approx(sent / 50_000, rel=0.2)
+
+
+def test_a_long_trial_is_stopped_at_its_first_checkpoint_when_far_behind():
+    pace, client = _run(capacity_pps=10_000, rate_pps=100_000, duration_s=8.0)
+    assert pace.lagged and "by its schedule" in pace.note
+    assert client._sent(client.stopped_at) < 0.5 * 100_000 * 2.0  # a quarter in, not 8 s
+
+
+def test_behind_allows_the_start_skew_and_the_tolerance():
+    assert not pacing.behind(95_000, 100_000, 1.0 + pacing.START_SKEW_S, 0.05)
+    assert pacing.behind(94_000, 100_000, 1.0 + pacing.START_SKEW_S, 0.05)
+    assert pacing.checkpoints(2.0) == [] and pacing.checkpoints(8.0) == [2.0, 4.0, 6.0]
