@@ -126,6 +126,9 @@ class ResultReady(Event):
     profile: str = ""
     extra: dict = field(default_factory=dict)
     limited_reason: str = ""  # why limited_by says what it says, in words
+    # what the answer cannot vouch for, in words (a lossy confirmation, a lossy latency
+    # trial): an answer with warnings is not comparable with another run
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

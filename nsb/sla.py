@@ -8,7 +8,8 @@ run 3), so CI can tell a slower DUT from a broken lab. A check whose numbers the
 traffic generator set (``limited_by: generator``: a regression where either run
 was generator-limited, a throughput threshold a generator-limited result falls
 short of) is not comparable: it says nothing of the DUT, and exits 5 when no
-check was missed.
+check was missed. So is a check of an answer that carries warnings (its
+confirmation lost frames: the answer is not confirmed).
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
     scenario, frame = str(result.get("scenario", "")), result.get("frame_size")
     where = f"{scenario} {shown(frame)}"
     limits = str(result.get("limited_by") or "")
+    warned = "; ".join(str(w) for w in result.get("warnings") or [])
     if sla.metric == REGRESSION:
         base, base_limits = _baseline_ndr(baseline or [], scenario, frame)
         if not base:
@@ -122,6 +124,9 @@ def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
             return Outcome(sla, scenario, frame, None, False,
                            f"{sla.text}: {where} has no {sla.metric}")
         measured = float(value)
+    if warned:
+        return _not_comparable(sla, scenario, frame, measured, "",
+                               f"the answer was not confirmed: {warned}")
     passed = OPERATORS[sla.op](measured, sla.value)
     if not passed and sla.metric in THROUGHPUT_METRICS and generator_limited(limits):
         return _not_comparable(sla, scenario, frame, measured, f"this run: {limits}")
@@ -130,11 +135,12 @@ def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
                    f"{sla.text}: {where}: {sla.metric} = {measured:,.6g}, {verdict}")
 
 
-def _not_comparable(sla: Sla, scenario: str, frame, measured: float, limits: str) -> Outcome:
+def _not_comparable(sla: Sla, scenario: str, frame, measured: float, limits: str,
+                    why: str = "") -> Outcome:
+    why = why or f"the generator set the number (limited by {limits})"
     return Outcome(sla, scenario, frame, measured, False,
                    f"{sla.text}: {scenario} {shown(frame)}: {sla.metric} = {measured:,.6g}, "
-                   f"NOT COMPARABLE: the generator set the number (limited by {limits})",
-                   comparable=False)
+                   f"NOT COMPARABLE: {why}", comparable=False)
 
 
 def _baseline_ndr(baseline: list[dict], scenario: str, frame) -> tuple[float | None, str]:

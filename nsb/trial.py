@@ -33,6 +33,9 @@ class Trial:
     # send exactly this many frames (summed over the transmitting ports) at rate_pps,
     # back to back, then stop: RFC 2544's back-to-back bursts; None: rate x duration
     burst_frames: int | None = None
+    # every frame is a latency frame (latency at no load, CSIT's 0 %): generators with
+    # latency streams send those alone at rate_pps; others send a low-rate trial
+    latency_only: bool = False
 
 
 def burst_shares(total: int | None, parts: int) -> list[int | None]:

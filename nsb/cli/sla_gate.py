@@ -55,7 +55,8 @@ class Gate:
                             + _first(missed))
         if apart:
             raise SlaNotComparable(f"SLA not comparable ({len(apart)} of {len(outcomes)} "
-                                   "checks; the generator set the numbers, not the DUT): "
+                                   "checks; the generator set the numbers, or an answer was not "
+                                   "confirmed): "
                                    + _first(apart))
 
 

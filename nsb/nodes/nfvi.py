@@ -14,14 +14,22 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nsb.executors.base import Executor
 
 LOG = logging.getLogger(__name__)
 
 CLOCK_TICKS = 100  # USER_HZ on Linux
-_SCRIPT = ('cat /proc/stat; for p in "$@"; do echo "== $p"; '
+# /proc/stat; per watched process a line "=== PID DESCENDANTS..." (a VNF's started
+# process is often a wrapper: env, sh -c, TRex's launcher; the work is in its
+# children); then /proc/PID/stat and status of each of those processes
+_SCRIPT = ('cat /proc/stat; '
+           'kids() { for c in $(cat /proc/$1/task/*/children 2>/dev/null); do '
+           'echo $c; kids $c; done; }; '
+           'all=""; for p in "$@"; do k=$(kids $p | tr "\\n" " "); echo "=== $p $k"; '
+           'all="$all $p $k"; done; '
+           'for p in $all; do echo "== $p"; '
            'cat /proc/$p/stat /proc/$p/status 2>/dev/null; done')
 
 
@@ -39,6 +47,11 @@ class Snapshot:
     at: float
     cores: dict[str, tuple[int, int]]  # cpuN -> (busy ticks, total ticks)
     processes: dict[int, ProcessSample]
+    # a watched process and its descendants (just itself when not read as a tree)
+    trees: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def tree(self, pid: int) -> tuple[int, ...]:
+        return self.trees.get(pid, (pid,))
 
 
 def read_snapshot(executor: Executor, pids: list[int]) -> Snapshot:
@@ -49,11 +62,15 @@ def read_snapshot(executor: Executor, pids: list[int]) -> Snapshot:
 
 def parse_snapshot(text: str, at: float) -> Snapshot:
     """/proc/stat, then per pid '== PID', /proc/PID/stat and /proc/PID/status."""
-    cores, processes = {}, {}
+    cores, processes, trees = {}, {}, {}
     blocks = text.split("\n== ")
     for line in blocks[0].splitlines():
         fields = line.split()
-        if fields and fields[0].startswith("cpu") and fields[0] != "cpu":
+        if fields and fields[0] == "===":
+            pids = tuple(int(pid) for pid in fields[1:] if pid.isdigit())
+            if pids:
+                trees[pids[0]] = pids
+        elif fields and fields[0].startswith("cpu") and fields[0] != "cpu":
             ticks = [int(v) for v in fields[1:]]
             idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
             cores[fields[0]] = (sum(ticks[:8]) - idle, sum(ticks[:8]))
@@ -75,7 +92,7 @@ def parse_snapshot(text: str, at: float) -> Snapshot:
                 nonvoluntary=int(values.get("nonvoluntary_ctxt_switches", 0)))
         except (IndexError, ValueError):
             LOG.debug("unreadable /proc entry for %s", head)
-    return Snapshot(at, cores, processes)
+    return Snapshot(at, cores, processes, trees)
 
 
 def process_kpis(before: ProcessSample, after: ProcessSample, seconds: float) -> dict:
@@ -164,10 +181,24 @@ class NfviSampler:
             if cores:
                 self.emit(f"node:{node}", node, cores, trial_index)
             for watched in self.watched:
-                if watched.node != node:
+                if watched.node != node or seconds <= 0:
                     continue
-                old, new = then.processes.get(watched.pid), now.processes.get(watched.pid)
-                if old and new and seconds > 0:
-                    kpis = process_kpis(old, new, seconds)
-                    kpis["pid"] = float(watched.pid)
+                kpis = tree_kpis(then, now, watched.pid, seconds)
+                if kpis is not None:
                     self.emit(f"nfvi:{watched.source}", node, kpis, trial_index)
+
+
+def tree_kpis(then: Snapshot, now: Snapshot, pid: int, seconds: float) -> dict | None:
+    """A watched process's KPIs with its descendants' summed in (the real program under
+    a wrapper): CPU and context switches of the processes alive at both reads, the
+    memory of those alive now; None when the process is gone."""
+    pids = [p for p in now.tree(pid) if p in now.processes]
+    both = [p for p in pids if p in then.processes]
+    if pid not in both:
+        return None
+    parts = [process_kpis(then.processes[p], now.processes[p], seconds) for p in both]
+    kpis = {key: sum(part[key] for part in parts) for key in parts[0]}
+    kpis["rss_kb"] = float(sum(now.processes[p].rss_kb for p in pids))
+    kpis["pid"] = float(pid)
+    kpis["processes"] = float(len(pids))
+    return kpis

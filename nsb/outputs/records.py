@@ -58,7 +58,8 @@ def result_record(event: ResultReady) -> dict:
         "loss_pct": event.loss_pct, "latency": latency_record(event.latency),
         "limited_by": event.limited_by, "limited_reason": event.limited_reason,
         "trials": event.trials, "profile": event.profile,
-        "tx_packets": event.tx_packets, "rx_packets": event.rx_packets, **event.extra,
+        "tx_packets": event.tx_packets, "rx_packets": event.rx_packets,
+        "warnings": list(event.warnings), **event.extra,
     }
 
 

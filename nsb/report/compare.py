@@ -12,7 +12,8 @@ otherwise the table says it is within it.
 
 A frame size where either task's answer was set by the traffic generator
 (``limited_by: generator``) is not comparable: its numbers say what the
-generator sent, not what the DUT forwards, so no difference is marked there.
+generator sent, not what the DUT forwards, so no difference is marked there;
+nor is one where either answer carries warnings (it was not confirmed).
 """
 
 from __future__ import annotations
@@ -124,12 +125,15 @@ class ComparisonRow:
     uncertainty: list[float | None] = ()
     # per task, what limited its answer (dut, generator, upper_bound, ...; "" unmeasured)
     limited_by: list[str] = ()
+    # per task, what its answer cannot vouch for ("" when it was confirmed)
+    warnings: list[str] = ()
 
     def comparable(self, other: int) -> bool:
         """False when the generator set the baseline's or task ``other``'s (1-based)
-        number."""
-        limits = list(self.limited_by)
-        return not any(generator_limited(limits[i]) for i in (0, other) if i < len(limits))
+        number, or when either answer was not confirmed (it carries warnings)."""
+        limits, warned = list(self.limited_by), list(self.warnings)
+        return not any(generator_limited(limits[i]) for i in (0, other) if i < len(limits)) \
+            and not any(warned[i] for i in (0, other) if i < len(warned))
 
     def as_dict(self, task_ids: list[str]) -> dict:
         return {"scenario": self.scenario, "frame_size": self.frame_size, "tasks": task_ids,
@@ -152,11 +156,20 @@ def limits_text(row: ComparisonRow, labels: list[str], other: int) -> str:
 
 
 def not_comparable_lines(labels: list[str], rows: list[ComparisonRow]) -> list[str]:
-    """One line per frame size and task the generator kept from being compared."""
+    """One line per frame size and task the generator, or an unconfirmed answer, kept
+    from being compared."""
     return [f"{frames.shown(row.frame_size)}: {labels[other]} vs {labels[0]} not comparable, "
-            f"the generator set the number (limited by {limits_text(row, labels, other)})"
+            f"{_why_not(row, labels, other)}"
             for row in rows for other in range(1, len(labels))
             if not row.comparable(other)]
+
+
+def _why_not(row: ComparisonRow, labels: list[str], other: int) -> str:
+    warned = [f"{labels[i]}: {row.warnings[i]}" for i in (0, other)
+              if i < len(row.warnings) and row.warnings[i]]
+    if warned:
+        return "an answer was not confirmed (" + "; ".join(warned) + ")"
+    return f"the generator set the number (limited by {limits_text(row, labels, other)})"
 
 
 def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRow]:
@@ -175,7 +188,8 @@ def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRo
         rows.append(ComparisonRow(match.label, frame, values, diffs,
                                   [m.get(frame, {}).get("runs", 0) for m in means],
                                   [m.get(frame, {}).get("uncertainty_pct") for m in means],
-                                  [m.get(frame, {}).get("limited_by", "") for m in means]))
+                                  [m.get(frame, {}).get("limited_by", "") for m in means],
+                                  [m.get(frame, {}).get("warnings", "") for m in means]))
     return rows
 
 

@@ -42,7 +42,7 @@ def _cell(record: dict, key: str, digits: int | None) -> tuple[str, str]:
     value = record.get(key)
     if digits is None:
         return escape("-" if value is None or value == "" else str(value)), (
-            "text" if key == "limited_by" else "")
+            "text" if key in ("limited_by", "warnings") else "")
     return escape(number(value, digits)), ""
 
 
@@ -53,6 +53,8 @@ def summary_table(rows: list[dict], table_id: str, iteration_column: bool = Fals
     if any("outer_frame_size" in record for record in rows):  # frames inside a tunnel
         columns[0:1] = [("frame_size", "Inner frame (B)", None),
                         ("outer_frame_size", "Outer frame (B)", None)]
+    if any(record.get("warnings") for record in rows):  # unconfirmed answers say so
+        columns.append(("warnings", "Warnings", None))
     if iteration_column:
         columns.insert(0, ("iteration", "Iteration", None))
     if runs_column:

@@ -15,7 +15,7 @@ LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99
 COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "throughput_mbps", "line_rate_pct", "loss_pct",
            *(f"latency_{key.replace('.', '_')}" for key in LATENCY_KEYS), "pdv_us",
-           "limited_by", "trials", "profile"]
+           "limited_by", "trials", "profile", "warnings"]
 # numbers that are averaged when a scenario ran several iterations
 MEAN_KEYS = [c for c in COLUMNS
              if c.startswith(("throughput", "line_rate", "loss", "latency", "pdv"))]
@@ -37,7 +37,8 @@ def row(task_id: str, result: dict) -> dict:
     out["pdv_us"] = high - low if isinstance(low, (int, float)) and isinstance(
         high, (int, float)) else None
     out.update(limited_by=result.get("limited_by", ""), trials=result.get("trials"),
-               profile=result.get("profile", ""))
+               profile=result.get("profile", ""),
+               warnings="; ".join(str(w) for w in result.get("warnings") or []))
     if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
         out["outer_frame_size"] = result["outer_frame_size"]
     return out
@@ -64,6 +65,8 @@ def mean_by_frame(task: TaskResults, scenario: str) -> dict[int, dict]:
             mean[key] = sum(values) / len(values) if values else None
         limits = sorted({r["limited_by"] for r in group})
         mean["limited_by"] = ", ".join(limits)
+        mean["warnings"] = "; ".join(dict.fromkeys(r["warnings"] for r in group
+                                                   if r["warnings"]))
         mean["uncertainty_pct"] = uncertainty_pct(
             [r for r in task.results_of(scenario) if r["frame_size"] == frame])
         means[frame] = mean

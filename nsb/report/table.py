@@ -26,9 +26,15 @@ def rows(results: list[dict]) -> list[list[str]]:
             f"{r['loss_pct']:.4f}",
             " / ".join(_num(lat.get(k)) for k in ("min_us", "avg_us", "max_us")) if lat else "-",
             " / ".join(_num(lat.get(k)) for k in ("p50_us", "p99_us", "p99_9_us")) if lat else "-",
-            r["limited_by"],
+            r["limited_by"] + (" (unconfirmed)" if r.get("warnings") else ""),
         ])
     return out
+
+
+def warning_lines(results: list[dict]) -> list[str]:
+    """What the answers cannot vouch for, a line each (printed under the table)."""
+    return [f"! {frames.shown(r['frame_size'])}: {warning}"
+            for r in results for warning in r.get("warnings") or []]
 
 
 # at narrower terminals the table is split in two, so no value is cut or wrapped
@@ -41,20 +47,25 @@ _NARROW_CELLS = [(0, 1, 2, 3, 4, 7), (0, 5, 6)]
 def render(results: list[dict], title: str = "") -> object:
     """A rich renderable (printed by the CLI): one table, or two where the terminal
     is narrower than WIDE_COLUMNS."""
-    return _Summary(rows(results), title)
+    return _Summary(rows(results), title, warning_lines(results))
 
 
 class _Summary:
-    def __init__(self, cells: list[list[str]], title: str):
-        self.cells, self.title = cells, title
+    def __init__(self, cells: list[list[str]], title: str, warnings: list[str]):
+        self.cells, self.title, self.warnings = cells, title, warnings
 
     def __rich_console__(self, console, options):
+        from rich.text import Text
+
         if options.max_width >= WIDE_COLUMNS:
             yield _table(HEADERS, self.cells, self.title)
-            return
-        for index, (headers, picks) in enumerate(zip(_NARROW, _NARROW_CELLS, strict=True)):
-            yield _table(headers, [[row[i] for i in picks] for row in self.cells],
-                         self.title if index == 0 else "")
+        else:
+            for index, (headers, picks) in enumerate(zip(_NARROW, _NARROW_CELLS,
+                                                         strict=True)):
+                yield _table(headers, [[row[i] for i in picks] for row in self.cells],
+                             self.title if index == 0 else "")
+        for line in self.warnings:
+            yield Text(line, style="yellow")
 
 
 def _table(headers, cells: list[list[str]], title: str):

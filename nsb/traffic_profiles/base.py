@@ -5,53 +5,18 @@ from __future__ import annotations
 import abc
 
 from nsb import frames, units
-from nsb.events import Verdict
 from nsb.frames import Frame, FrameMix
 from nsb.plugin import Plugin
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
-from nsb.traffic_profiles.measurer import Measurer, SearchPoint
-from nsb.trial import LatencyStats, Trial, TrialResult, latency_record
+from nsb.traffic_profiles.measurer import Measurer
+from nsb.trial import Trial
 
 
 def step_below(rate: float, forwarded_pps: float, width: float) -> float:
     """The next rate to prove after one failed at ``rate`` while forwarding
     ``forwarded_pps``: what it forwarded, and at least ``width`` (relative) down."""
     return min(rate * (1 - width), forwarded_pps * (1 - width / 2))
-
-
-def latency_sweep(measurer: Measurer, frame: Frame, ndr_pps: float, percents: list[float],
-                  duration_s: float, flows: int | None, speed_gbps: float) -> dict:
-    """Latency at fractions of the found NDR (as FD.io CSIT reports): one trial each."""
-    sweep = {}
-    for pct in percents:
-        if ndr_pps <= 0 or measurer.should_stop():
-            break
-        trial = Trial(frame_size=frame, rate_pps=ndr_pps * pct / 100.0, duration_s=duration_s,
-                      flows=flows)
-        line_pct = units.pps_to_pct(trial.rate_pps, frame, speed_gbps, measurer.ports)
-        result = measurer.measure(trial, SearchPoint.single(line_pct), _latency_only,
-                                  why=f"latency at {pct:g}% of NDR").result
-        sweep[f"{pct:g}"] = {"rate_pps": trial.rate_pps, "loss_pct": result.loss_pct,
-                             "latency": latency_record(result.latency)}
-    return sweep
-
-
-def latency_at_rate(measurer: Measurer, frame: Frame, rate_pps: float, duration_s: float,
-                    flows: int | None, speed_gbps: float) -> LatencyStats | None:
-    """RFC 2544's latency (section 26.2): one trial at the throughput found, measured
-    with the latency streams that the search's trials went without."""
-    if rate_pps <= 0 or measurer.should_stop():
-        return None
-    trial = Trial(frame_size=frame, rate_pps=rate_pps, duration_s=duration_s, flows=flows)
-    line_pct = units.pps_to_pct(rate_pps, frame, speed_gbps, measurer.ports)
-    return measurer.measure(trial, SearchPoint.single(line_pct), _latency_only,
-                            why="latency at the throughput found").result.latency
-
-
-def _latency_only(_result: TrialResult) -> tuple[Verdict, str]:
-    """A latency trial is measured, not judged: its loss says nothing of the answer."""
-    return Verdict.LATENCY, ""
 
 
 class TrafficProfile(Plugin):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from nsb import units
 from nsb.events import LimitedBy, Verdict
 from nsb.frames import Frame
-from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import TrafficProfile, latency_at_rate, latency_sweep
+from nsb.traffic_profiles import common, latency_trials
+from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import (
+    FAIL,
     LIMITED_BY,
     PASS,
     Measurement,
@@ -45,12 +47,22 @@ class BinSearchProfile(TrafficProfile):
                                                    "test_precision until it does",
                                     "type": "integer", "minimum": 0, "default": 0},
             "latency_at": common.LATENCY_AT,
+            "no_load_pps": common.NO_LOAD,
             "search_latency": {"description": "false: the search's trials measure throughput only "
                                               "and latency is measured after it, in one trial at "
-                                              "the throughput found (RFC 2544 section 26.2)",
+                                              "the throughput found (RFC 2544 section 26.2), "
+                                              "judged as the search's trials are",
                                "type": "boolean", "default": True},
+            "max_confirmations": {"description": "times a confirmation at the answer's rate may "
+                                                 "lose frames and send the search below it; "
+                                                 "after that the answer carries a warning",
+                                  "type": "integer", "minimum": 0, "default": 3},
         },
     }
+
+    @property
+    def judge(self):
+        return loss_judge(self.options["tolerated_loss_pct"])
 
     def trials_per_frame(self, lower: float | None = None, upper: float | None = None) -> int:
         """Upper bound first, then halvings until the interval is within the precision."""
@@ -73,7 +85,7 @@ class BinSearchProfile(TrafficProfile):
         verdict that decides moves the interval (TrialDone shows where it went)."""
         trial = replace(self.trial_at_pct(frame, at.rate_pct, measurer.ports),
                         latency=self.options["search_latency"])
-        judge = loss_judge(self.options["tolerated_loss_pct"])
+        judge = self.judge
         repeats = self.options["confirmation"]
         why = ""
         for repeat in range(repeats + 1):
@@ -85,51 +97,82 @@ class BinSearchProfile(TrafficProfile):
         return done
 
     def _search(self, measurer: Measurer, frame: Frame, later_trials: int) -> None:
+        """Bisect, then confirm the answer at its rate (with latency, when the search's
+        trials went without): a confirmation that loses more than tolerated fails the
+        rate, and the search goes on below it, ``max_confirmations`` times at most."""
         o = self.options
-        lower, upper = o["lower_bound"], o["upper_bound"]
-        rate = upper
+        trials_before = measurer.trial_count
+        passed: list[float] = []  # rates (% of line rate) that passed, this frame size
+        lower, upper, rate = o["lower_bound"], o["upper_bound"], o["upper_bound"]
+        warnings: list[str] = []
+        failed_confirmations = 0
+        while True:
+            found = self._bisect(measurer, frame, lower, upper, rate, later_trials, passed)
+            if found is None:  # an interrupted search has trials but no answer
+                return
+            best, best_pct, limited_by = found
+            extra = {}
+            if o["verification_trials"] and best is not None:
+                best, best_pct, extra = self._verify(measurer, frame, best, best_pct)
+            best = measurer.answer(frame, best, limited_by)
+            if o["search_latency"] or best is None or measurer.should_stop():
+                break
+            done = latency_trials.confirm(measurer, best, self.judge, self.speed_gbps)
+            if done.verdict != FAIL:
+                best = done.result if done.verdict == PASS else \
+                    replace(best, latency=done.result.latency)
+                break
+            failed_confirmations += 1
+            if failed_confirmations > o["max_confirmations"]:  # the answer is what it did
+                warnings.append(latency_trials.lossy_confirmation(
+                    done, o["tolerated_loss_pct"]))
+                best = done.result
+                break
+            upper = units.pps_to_pct(done.result.trial.rate_pps, frame, self.speed_gbps,
+                                     measurer.ports) * (1 - 1e-9)  # below it, not at it again
+            passed[:] = [pct for pct in passed if pct < upper]
+            lower = max(passed, default=o["lower_bound"])
+            rate = (lower + upper) / 2.0
+        if o["latency_at"] and best is not None:
+            swept = latency_trials.sweep(measurer, frame, best.tx_rate_pps, o["latency_at"],
+                                         float(o["duration"]), o.get("flows"), self.speed_gbps,
+                                         o["no_load_pps"])
+            extra["latency_at_ndr_pct"] = swept.points
+            warnings += swept.warnings
+        if failed_confirmations:
+            extra["failed_confirmations"] = failed_confirmations
+        measurer.result_ready(frame, best, self.speed_gbps, limited_by,
+                              measurer.trial_count - trials_before, self.spec.type, extra=extra,
+                              warnings=tuple(warnings))
+
+    def _bisect(self, measurer: Measurer, frame: Frame, lower: float, upper: float,
+                rate: float, later_trials: int, passed: list[float]):
+        """Bisection between ``lower`` and ``upper`` from ``rate``: (the fastest
+        trial that passed, its rate in %, what limited it), None when stopped."""
+        o = self.options
         best, best_pct = None, 0.0
         limited_by = LimitedBy.NONE
-        trials_before = measurer.trial_count
-        completed = False
         while not measurer.should_stop():
             left = self.trials_per_frame(lower, upper) + later_trials
             done = self._try(measurer, frame, SearchPoint(rate, lower, upper, left))
             if done.verdict == PASS:
                 lower, best, best_pct = rate, done.result, rate
+                passed.append(rate)
             else:
                 upper = rate
                 limited_by = LIMITED_BY[done.verdict]
             if done.verdict == PASS and rate >= o["upper_bound"]:
-                limited_by = LimitedBy.UPPER_BOUND
-                completed = True
-                break
+                return best, best_pct, LimitedBy.UPPER_BOUND
             if upper - lower <= o["test_precision"]:
-                completed = True
-                break
+                return best, best_pct, limited_by
             rate = (lower + upper) / 2.0
-        if not completed:  # an interrupted search has trials but no answer
-            return
-        extra = {}
-        if o["verification_trials"] and best is not None:
-            best, best_pct, extra = self._verify(measurer, frame, best, best_pct)
-        answer = measurer.answer(frame, best, limited_by)
-        if not o["search_latency"] and answer is not None:
-            best = replace(answer, latency=latency_at_rate(
-                measurer, frame, answer.tx_rate_pps, float(o["duration"]), o.get("flows"),
-                self.speed_gbps))
-        if o["latency_at"] and best is not None:
-            extra["latency_at_ndr_pct"] = latency_sweep(
-                measurer, frame, best.tx_rate_pps, o["latency_at"], float(o["duration"]),
-                o.get("flows"), self.speed_gbps)
-        measurer.result_ready(frame, best, self.speed_gbps, limited_by,
-                              measurer.trial_count - trials_before, self.spec.type, extra=extra)
+        return None
 
     def _verify(self, measurer: Measurer, frame: Frame, best, rate: float):
         """TST009-style: the answer must pass ``verification_trials`` more full trials;
         each failure steps down by test_precision and verifies again."""
         o = self.options
-        judge = loss_judge(o["tolerated_loss_pct"])
+        judge = self.judge
         steps = 0
         while rate > o["lower_bound"] and not measurer.should_stop():
             passed = True

@@ -27,6 +27,13 @@ def positive_lower_bound(default: float) -> dict:
     """A lower bound in % of line rate for searches that cannot start from 0."""
     return {"description": "lowest rate tried, in % of line rate",
             "type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": default}
-LATENCY_AT = {"description": "latency trials at these % of the throughput found",
-              "type": "array", "items": {"type": "number", "exclusiveMinimum": 0,
-                                          "maximum": 100}, "default": []}
+NO_LOAD_PPS = 9000.0  # per sending port: CSIT's latency streams, 9 kpps per direction
+NO_LOAD = {"description": "frames per second per sending port of the no-load latency trial "
+                          "(latency_at 0: latency frames only; CSIT sends 9,000 per "
+                          "direction)",
+           "type": "number", "exclusiveMinimum": 0, "default": NO_LOAD_PPS}
+LATENCY_AT = {"description": "latency trials at these % of the throughput found; 0 is no load "
+                             "(latency frames alone at no_load_pps), as CSIT reports 0, 10, 50 "
+                             "and 90",
+              "type": "array", "items": {"type": "number", "minimum": 0, "maximum": 100},
+              "default": []}

@@ -40,8 +40,8 @@ import math
 from nsb import units
 from nsb.events import LimitedBy
 from nsb.frames import Frame
-from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import TrafficProfile, latency_sweep, step_below
+from nsb.traffic_profiles import common, latency_trials
+from nsb.traffic_profiles.base import TrafficProfile, step_below
 from nsb.traffic_profiles.measurer import (
     FAIL,
     GENERATOR_LIMITED,
@@ -93,6 +93,7 @@ class FastNdrProfile(TrafficProfile):
                       "type": "boolean", "default": True},
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
+            "no_load_pps": common.NO_LOAD,
         },
     }
 
@@ -177,13 +178,16 @@ class _FrameSearch:
             best, limited_by, extra = self.search()
         except SearchStopped:
             return
+        warnings = ()
         if self.o["latency_at"] and best is not None:
-            extra["latency_at_ndr_pct"] = latency_sweep(
+            swept = latency_trials.sweep(
                 self.measurer, self.frame, best.tx_rate_pps, self.o["latency_at"],
-                self.o["final_trial_duration"], self.o.get("flows"), self.profile.speed_gbps)
+                self.o["final_trial_duration"], self.o.get("flows"), self.profile.speed_gbps,
+                self.o["no_load_pps"])
+            extra["latency_at_ndr_pct"], warnings = swept.points, swept.warnings
         self.measurer.result_ready(self.frame, best, self.profile.speed_gbps, limited_by,
                                    self.measurer.trial_count - self.trials_before,
-                                   self.profile.spec.type, extra=extra)
+                                   self.profile.spec.type, extra=extra, warnings=warnings)
 
     def search(self):
         d = self.o["short_trial_duration"]

@@ -215,9 +215,11 @@ class Measurer:
 
     def result_ready(self, frame_size: Frame, best: TrialResult | None, speed_gbps: float,
                      limited_by: LimitedBy, trials: int, profile: str,
-                     extra: dict | None = None, reason: str = "") -> None:
+                     extra: dict | None = None, reason: str = "",
+                     warnings: tuple[str, ...] = ()) -> None:
         """The answer for ``frame_size``, with the trials that back it (evidence);
-        ``reason``: the profile's own words for ``limited_by`` (its answer stands)."""
+        ``reason``: the profile's own words for ``limited_by`` (its answer stands);
+        ``warnings``: what the answer cannot vouch for (a lossy confirmation)."""
         if not reason:
             best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         judged = self._judged.pop(frame_size, [])
@@ -236,7 +238,7 @@ class Measurer:
             limited_by=limited_by, trials=trials, profile=profile,
             tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
             extra={**extra, **self.hooks.result_kpis(frame_size, pps)},
-            limited_reason=reason))
+            limited_reason=reason, warnings=tuple(warnings)))
         self._best_short.pop(frame_size, None)
 
     def answer(self, frame_size: Frame, best: TrialResult | None,

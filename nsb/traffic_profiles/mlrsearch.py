@@ -18,8 +18,8 @@ from __future__ import annotations
 from nsb import units
 from nsb.events import LimitedBy
 from nsb.frames import Frame
-from nsb.traffic_profiles import common
-from nsb.traffic_profiles.base import TrafficProfile, latency_sweep, step_below
+from nsb.traffic_profiles import common, latency_trials
+from nsb.traffic_profiles.base import TrafficProfile, step_below
 from nsb.traffic_profiles.measurer import (
     GENERATOR_LIMITED,
     PASS,
@@ -74,6 +74,7 @@ class MlrSearchProfile(TrafficProfile):
                                     "default": 86400.0},
             "flows": common.FLOWS,
             "latency_at": common.LATENCY_AT,
+            "no_load_pps": common.NO_LOAD,
             "latency_duration": {"description": "seconds of a latency trial (default: the NDR "
                                                 "goal's final trial duration)",
                                  "type": "number", "exclusiveMinimum": 0},
@@ -174,13 +175,16 @@ class MlrSearchProfile(TrafficProfile):
                 "backed_by_full_trial": bool(best and best.trial.duration_s
                                              >= goal["final_trial_duration"]),
             }
+            warnings = trials.lossy_at(lower_pps, goal) if best is not None else []
             if goal is goals[0] and self.options["latency_at"] and best is not None:
-                extra["latency_at_ndr_pct"] = latency_sweep(
+                swept = latency_trials.sweep(
                     measurer, frame, best.tx_rate_pps, self.options["latency_at"],
                     float(self.options.get("latency_duration") or goal["final_trial_duration"]),
-                    self.options.get("flows"), speed)
+                    self.options.get("flows"), speed, self.options["no_load_pps"])
+                extra["latency_at_ndr_pct"] = swept.points
+                warnings += swept.warnings
             measurer.result_ready(frame, best, speed, limited_by, len(trials.results),
-                                  self.spec.type, extra=extra)
+                                  self.spec.type, extra=extra, warnings=tuple(warnings))
 
 
 class _MlrMeasurer:
@@ -239,6 +243,21 @@ class _MlrMeasurer:
                 return result
             candidate = step_below(candidate, result.rx_rate_pps, width)
         return None
+
+    def lossy_at(self, load_pps: float, goal: dict) -> list[str]:
+        """The answer's rate had trials that lost more than the goal's loss ratio (its
+        exceed ratio tolerates some): said, never hidden behind the answer's loss."""
+        at_rate = [r for r in self.results
+                   if abs(r.trial.rate_pps - load_pps) <= 1e-6 * max(1.0, load_pps)]
+        lossy = [r for r in at_rate if r.loss_pct > goal["loss_ratio"] * 100.0]
+        if not lossy:
+            return []
+        worst = max(lossy, key=lambda r: r.loss_pct)
+        return [f"{len(lossy)} of the {len(at_rate)} trials at the answer's rate "
+                f"({load_pps:,.0f} pps) lost more than the goal's loss ratio "
+                f"{goal['loss_ratio']:g} (the worst {worst.loss_pct:.4g}% in "
+                f"{worst.trial.duration_s:g} s); MLRsearch's exceed ratio "
+                f"{goal['exceed_ratio']:g} accepts that"]
 
     def longest_at(self, load_pps: float, loss_ratio: float) -> TrialResult | None:
         """The longest trial at ``load_pps`` that met the loss ratio (backs the answer)."""

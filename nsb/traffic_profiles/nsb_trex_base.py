@@ -42,7 +42,8 @@ IGNORED = ("test_precision", "packet_sizes", "lower_bound", "upper_bound", "step
 SCHEMA_PIECES = {
     "duration": {"description": "seconds per trial",
                  "type": "number", "exclusiveMinimum": 0, "default": DEFAULT_DURATION_S},
-    "enable_latency": {"description": "NSB's; accepted, changes nothing here",
+    "enable_latency": {"description": "latency streams in every trial (NSB's; without it, "
+                                      "as in NSB, the trials measure throughput only)",
                        "type": "boolean", "default": False},
     "allowed_drop_rate": {"description": "\"low - high\" % of frames a trial may drop (the "
                                          "scenario's rfc2544); a trial passes at most high",
@@ -75,9 +76,10 @@ def drop_judge(allowed_pct: float) -> Judge:
         if drop > allowed_pct:
             return FAIL, f"drop {drop:.5g}% > allowed {allowed_pct:g}%"
         if result.generator_limited:
+            why = f"; {result.generator_note}" if result.generator_note else ""
             return GENERATOR_LIMITED, (f"generator could not send the rate asked (sent "
                                        f"{result.tx_rate_pps:,.0f} of "
-                                       f"{result.trial.rate_pps:,.0f} pps)")
+                                       f"{result.trial.rate_pps:,.0f} pps){why}")
         return PASS, f"drop {drop:.5g}% <= allowed {allowed_pct:g}%"
     return judge
 
@@ -134,7 +136,8 @@ class NsbTrexProfile(TrafficProfile):
             flows = max((p.flows for p in packets if p.flows), default=None)
         return Trial(frame_size=self.frame, rate_pps=rate_pps,
                      duration_s=float(self.options["duration"]), flows=flows,
-                     packets=packets, reflected=bool(self.options.get("correlated_traffic")))
+                     packets=packets, reflected=bool(self.options.get("correlated_traffic")),
+                     latency=bool(self.options["enable_latency"]))
 
     def describe(self) -> dict:
         """The options, with the packet definitions as read (one line each) and the

@@ -180,3 +180,79 @@ def test_verdicts_and_limits_are_the_typed_values_outputs_rely_on():
         assert type(result.limited_by) is LimitedBy and result.limited_by == limited_by
         assert all(type(t.verdict) is Verdict for t in trials)
         assert {t.verdict for t in trials} <= set(Verdict)
+
+
+class LossyWithLatency(SimulatedDutGenerator):
+    """A DUT that loses frames in trials with latency streams above ``lossy_above`` pps
+    (its latency frames take another path) while throughput-only trials at the same
+    rate pass: the search's answer is only as good as its confirmation."""
+
+    def __init__(self, capacity_pps, lossy_above: float, times: int = 99):
+        super().__init__(capacity_pps)
+        self.lossy_above, self.times = lossy_above, times
+
+    def run_trial(self, trial):
+        result = super().run_trial(trial)
+        if trial.latency and trial.rate_pps > self.lossy_above and self.times > 0:
+            from dataclasses import replace
+
+            self.times -= 1
+            return replace(result, rx_packets=result.rx_packets - 44)
+        return result
+
+
+def test_a_lossy_confirmation_sends_the_search_below_it():
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = LossyWithLatency(0.50 * line, lossy_above=0.40 * line, times=1)  # a transient
+    trials, (result,) = run(tg, profile(test_precision=1, search_latency=False))
+    confirmations = [t for t in trials if t.reason.startswith("confirmation with latency")]
+    assert [c.verdict for c in confirmations] == ["fail", "pass"]
+    # the answer is the confirmed rate: below where the confirmation lost, loss-free,
+    # with the confirmation's latency
+    assert result.throughput_pps < confirmations[0].result.tx_rate_pps
+    assert result.throughput_pps == pytest.approx(confirmations[-1].result.tx_rate_pps)
+    assert result.loss_pct == 0 and result.latency is not None
+    assert result.extra["failed_confirmations"] == 1 and result.warnings == ()
+    # every confirmation runs at the rate its search passed at, never a lower one
+    for confirmation in confirmations:
+        asked = confirmation.result.trial.rate_pps
+        assert any(t.verdict == "pass" and t.result.trial.rate_pps == asked
+                   and not t.reason.startswith("confirmation") for t in trials)
+
+
+def test_an_answer_that_never_confirms_carries_a_warning_and_its_loss():
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = LossyWithLatency(0.50 * line, lossy_above=0.0)
+    trials, (result,) = run(tg, profile(test_precision=1, search_latency=False,
+                                        max_confirmations=1))
+    assert result.extra["failed_confirmations"] == 2
+    (warning,) = result.warnings
+    assert "the answer is not confirmed" in warning and "lost" in warning
+    confirmations = [t for t in trials if t.reason.startswith("confirmation")]
+    assert [t.verdict for t in confirmations] == ["fail"] * 2
+    # what was measured at the rate reported: its loss, not the search's loss-free trial
+    assert result.loss_pct == confirmations[-1].result.loss_pct > 0
+    assert result.throughput_pps == confirmations[-1].result.tx_rate_pps
+
+
+def test_latency_at_zero_is_no_load_and_a_lossy_latency_trial_is_a_warning():
+    line = units.line_rate_pps(64, 1, ports=2)
+    prof = profile(test_precision=1, latency_at=[0, 90, 99])
+    # the search, the no-load trial, then the trial at 90 % loses frames
+    tg = FlakyDut(0.50 * line, bad_trials={prof.trials_per_frame() + 2})
+    trials, (result,) = run(tg, prof)
+    no_load = [t for t in trials if "no load" in t.reason]
+    (trial,) = no_load
+    assert trial.result.trial.latency_only
+    assert trial.result.trial.rate_pps == 9000 * 2  # CSIT's 9 kpps per direction
+    assert result.extra["latency_at_ndr_pct"]["0"]["rate_pps"] == 18_000
+    (warning,) = result.warnings
+    assert "latency trial at 90% of the NDR" in warning
+
+
+def test_a_negative_latency_point_is_one_located_line():
+    from nsb.errors import TaskError
+
+    with pytest.raises(TaskError) as raised:
+        profile(latency_at=[-1, 50])
+    assert "latency_at" in str(raised.value) and "\n" not in str(raised.value)

@@ -106,7 +106,8 @@ def test_result_point_flattens_extras_and_skips_text():
                                   "iteration": 1.0, "throughput_pps": 81274.0,
                                   "throughput_mbps": 999.99, "line_rate_pct": 99.9,
                                   "loss_pct": 0.0, "trials": 9.0, "tx_packets": 5.0,
-                                  "rx_packets": 5.0, "frame_bytes": 1518.0}
+                                  "rx_packets": 5.0, "frame_bytes": 1518.0,
+                                  "warning_count": 0.0}
 
 
 def test_kpi_samples_one_point_each_keys_as_they_are():
@@ -488,3 +489,14 @@ def test_an_imix_result_is_tagged_by_its_label_and_ordered_by_its_mean_size():
     [point] = builder().points(event)
     assert dict(point.tags)["frame_size"] == "IMIX"
     assert dict(point.fields)["frame_bytes"] == pytest.approx((7 * 64 + 4 * 594 + 1518) / 12)
+
+
+def test_an_unconfirmed_answer_carries_its_warnings_to_influxdb():
+    event = ResultReady("t1", "sc", iteration=0, frame_size=64, throughput_pps=1.0e6,
+                        throughput_mbps=672.0, line_rate_pct=6.7, loss_pct=0.02, latency=None,
+                        limited_by="dut", trials=9, profile="binsearch", timestamp=T0 + 2,
+                        warnings=("the confirmation lost 0.02%", "a latency trial lost"))
+    [point] = builder().points(event)
+    assert point.fields["warning_count"] == 2.0
+    assert point.fields["warnings"] == "the confirmation lost 0.02%; a latency trial lost"
+    assert 'warnings="the confirmation lost 0.02%; a latency trial lost"' in point.line()

@@ -80,3 +80,23 @@ def test_sampler_emits_per_process_and_per_node_samples_for_the_trial():
     count = len(emitted)
     time.sleep(0.15)
     assert len(emitted) == count  # stopped means stopped
+
+
+def test_a_wrapper_process_counts_its_descendants_the_real_program():
+    from nsb.nodes.nfvi import tree_kpis
+
+    def read(at, child_utime, rss):
+        wrapper = PID_STAT.replace("4242 (dpdk-testpmd (x))", "100 (sh)").format(utime=1, stime=0)
+        child = PID_STAT.replace("4242 (dpdk-testpmd (x))", "101 (_t-rex-64)").format(
+            utime=child_utime, stime=0)
+        text = PROC_STAT + "=== 100 101 \n" + "== 100\n" + wrapper + "\n" + \
+            PID_STATUS.format(rss=1700, vol=0, nonvol=0) + "== 101\n" + child + "\n" + \
+            PID_STATUS.format(rss=rss, vol=10, nonvol=0)
+        return parse_snapshot(text, at)
+
+    before, after = read(10.0, 1000, 900_000), read(12.0, 1180, 910_000)
+    assert after.tree(100) == (100, 101) and after.tree(7) == (7,)
+    kpis = tree_kpis(before, after, 100, 2.0)
+    assert kpis["cpu_user_pct"] == 90.0  # the child's 180 ticks in 2 s; the wrapper's 0
+    assert kpis["rss_kb"] == 911_700 and kpis["processes"] == 2 and kpis["pid"] == 100
+    assert tree_kpis(before, after, 555, 2.0) is None

@@ -111,3 +111,39 @@ def test_task_gate_exits_5_when_the_generator_set_the_numbers(tmp_path, nsb_main
     assert code == 4 and err.startswith("nsb: error: SLA missed (2 of 4 checks)"), err
     code, out, _ = nsb_main("report", "table", baseline, noisy, "--results-dir", str(tmp_path))
     assert code == 0 and "not comparable" in out and "-20.00" not in out
+
+
+def _unconfirmed(frame, pps):
+    return {**_limited(frame, pps, "dut"),
+            "warnings": ["the confirmation at the answer's rate lost 0.04%"]}
+
+
+def test_an_unconfirmed_answer_is_not_comparable_in_reports_and_the_gate(tmp_path):
+    tasks = _tasks(tmp_path, [_unconfirmed(64, 1_000_000), _limited(1518, 800_000, "dut")],
+                   [_limited(64, 806_000, "dut"), _limited(1518, 900_000, "dut")])
+    ((_, rows),) = compare.compare_all(tasks)
+    assert [row.comparable(1) for row in rows] == [False, True]
+    (line,) = compare.not_comparable_lines(["A", "B"], rows)
+    assert line.startswith("64 B: B vs A not comparable, an answer was not confirmed (A: "
+                           "the confirmation at the answer's rate lost 0.04%")
+    (check,) = sla.check([sla.parse("ndr_pps>=500k@64")], [_unconfirmed(64, 1_000_000)])
+    assert not check.comparable and "NOT COMPARABLE: the answer was not confirmed" in \
+        check.message
+    (regression,) = sla.check([sla.parse("regression_pct<=5")], [_unconfirmed(64, 1_000_000)],
+                              [_limited(64, 1_000_000, "dut")])
+    assert not regression.comparable
+
+
+def test_the_table_and_the_html_summary_show_an_unconfirmed_answer(tmp_path):
+    from rich.console import Console
+
+    from nsb.report import summary, table
+
+    record = _unconfirmed(64, 1_000_000)
+    console = Console(width=160, record=True)
+    console.print(table.render([record]))
+    text = console.export_text()
+    assert "dut (unconfirmed)" in text
+    assert "! 64 B: the confirmation at the answer's rate lost 0.04%" in text
+    page = html_tables.summary_table([summary.row("t", record)], "s1")
+    assert "<th>Warnings</th>" in page and "lost 0.04%" in page

@@ -107,3 +107,19 @@ def test_frame_size_imix_and_its_mix_from_the_task(nsb_main, tmp_path):
                          "      packet_sizes: [IMIX]\n      imix: aaag\n" + text[end:])
     spec = _profile(overrides.apply(loader.load(task_file), None, None, "10%"))
     assert spec.options["packet_sizes"] == ["IMIX"] and spec.options["imix"] == "aaag"
+
+
+def test_nsbs_trex_task_shows_the_overridden_duration_in_its_plan(nsb_main, tmp_path):
+    """NSB's vFW TRex task (its profile's duration comes from the scenario's options,
+    30 s): --duration 2 is what the plan shows and what the trials get."""
+    import yaml
+
+    from tests.unit.nsb_pods import lab
+
+    task = lab(tmp_path) / "samples/vnf_samples/nsut/vfw/" \
+        "tc_baremetal_rfc2544_ipv4_1rule_1flow_trex.yaml"
+    code, out, err = nsb_main("task", "start", "--dry-run", "--duration", "2", str(task))
+    assert code == 0, err
+    profile = yaml.safe_load(out)["scenarios"][0]["traffic_profile"]
+    assert profile["type"] == "RFC2544Profile" and profile["duration"] == 2.0
+    assert profile["enable_latency"] is False  # NSB's: the trials go without latency streams

@@ -8,7 +8,8 @@ docs/influxdb.md). Each trial, result and KPI sample is one point:
 - ``nsb_trial``: tags task_id, scenario, test_case, frame_size, verdict; fields the
   offered (requested) rate, tx/rx rates, loss, the search interval and the latency.
 - ``nsb_result``: tags task_id, scenario, test_case, frame_size, limited_by; fields
-  throughput (pps, Mbps, % line rate), loss and the latency statistics.
+  throughput (pps, Mbps, % line rate), loss, the latency statistics and
+  warning_count (warnings: the answer's warnings in words).
 - ``nsb_kpi``: tags task_id, scenario, source, node, kind; fields the KPI names, e.g.
   cpu_user_pct for ``source=nfvi:<vnf>``, cpuN_util_pct for ``source=node:<name>`` and
   the VNF's own counters for ``kind=vnf`` (testpmd's portN_ipackets, PROX's
@@ -62,6 +63,8 @@ THROUGHPUT_PPS = "throughput_pps"
 THROUGHPUT_MBPS = "throughput_mbps"
 LINE_RATE_PCT = "line_rate_pct"
 FRAME_BYTES = "frame_bytes"  # the mean frame size: orders rows, IMIX among sizes
+WARNING_COUNT = "warning_count"  # what the answer cannot vouch for: 0 when confirmed
+WARNINGS = "warnings"  # the warnings in words, "; " between them (only when there are)
 
 # nsb_soak fields (and LOSS_PCT, TX/RX_RATE_PPS, REQUESTED_RATE_PPS, the latency)
 INTERVAL = "interval"

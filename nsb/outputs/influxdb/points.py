@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nsb import frames, units
@@ -235,13 +235,17 @@ class PointBuilder:
             "tx_packets": event.tx_packets, "rx_packets": event.rx_packets,
             n.FRAME_BYTES: frames.avg_size(event.frame_size),
             **latency_fields(event.latency),
+            n.WARNING_COUNT: len(event.warnings),
         }
         scenario = self._scenario_tags(event)
         tags = self._tags(event, **{n.FRAME_SIZE: event.frame_size,
                                     n.LIMITED_BY: event.limited_by},
                           profile=event.profile or scenario.get("profile"),
                           generator=scenario.get("generator"))
-        return self._point(n.RESULT, event, tags, fields)
+        point = self._point(n.RESULT, event, tags, fields)
+        if event.warnings:  # a string field, in words
+            point = replace(point, fields={**point.fields, n.WARNINGS: "; ".join(event.warnings)})
+        return point
 
     def _kpis(self, event: KpiSample) -> list[InfluxPoint]:
         """One point per sample; ``source`` is ``vnf0``, ``nfvi:vnf0`` or ``node:sut``."""

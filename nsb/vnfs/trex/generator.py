@@ -293,8 +293,10 @@ class TrexTrafficGen(TrafficGen):
                 continue
             data_pps, latency_pps = streams.split_rate(
                 per_path_pps, self.options["latency_pps"] if trial.latency else 0)
+            if trial.latency_only and latency_pps > 0:  # no load: latency frames alone
+                data_pps, latency_pps = 0.0, per_path_pps
             loaded = streams.data_streams(api, path, spec, trial.frame_size, data_pps,
-                                          shares[index])
+                                          shares[index]) if data_pps > 0 else []
             if latency_pps > 0 and trial.latency:
                 loaded.append(streams.latency_stream(api, path, spec, trial.frame_size,
                                                      latency_pps, index + 1))
