@@ -30,6 +30,7 @@ class LimitedBy(StrEnum):
     DUT = "dut"
     GENERATOR = "generator"
     UPPER_BOUND = "upper_bound"  # every trial passed, up to the profile's upper bound
+    LOWER_BOUND = "lower_bound"  # the answer is at the profile's lower bound (PLRsearch)
     NONE = "none"
 
 

@@ -216,25 +216,30 @@ class Measurer:
     def result_ready(self, frame_size: Frame, best: TrialResult | None, speed_gbps: float,
                      limited_by: LimitedBy, trials: int, profile: str,
                      extra: dict | None = None, reason: str = "",
-                     warnings: tuple[str, ...] = ()) -> None:
+                     warnings: tuple[str, ...] = (), answer_pps: float | None = None,
+                     loss_pct: float | None = None, evidence_of: dict | None = None) -> None:
         """The answer for ``frame_size``, with the trials that back it (evidence);
         ``reason``: the profile's own words for ``limited_by`` (its answer stands);
-        ``warnings``: what the answer cannot vouch for (a lossy confirmation)."""
+        ``warnings``: what the answer cannot vouch for (a lossy confirmation). An
+        estimate (PLRsearch) gives its own ``answer_pps``, ``loss_pct`` and evidence;
+        ``best`` then only lends its counts."""
         if not reason:
             best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         judged = self._judged.pop(frame_size, [])
-        extra = {**(extra or {}), "evidence": evidence(best, judged)}
+        extra = {**(extra or {}), "evidence": evidence_of or evidence(best, judged)}
         if best is None and not reason:
             rates = sorted({r.trial.rate_pps for r, _ in judged})
             tried = f"; tried {len(rates)} rates, {rates[0]:,.0f}-{rates[-1]:,.0f} pps" \
                 if rates else ""
             reason = f"no rate at or above the lower bound passed{tried}"
-        pps = best.tx_rate_pps if best else 0.0
+        pps = answer_pps if answer_pps is not None else best.tx_rate_pps if best else 0.0
+        if loss_pct is None:
+            loss_pct = best.loss_pct if best else 0.0
         self.emit(ResultReady(
             self.task_id, self.scenario, iteration=self.iteration, frame_size=frame_size,
             throughput_pps=pps, throughput_mbps=units.pps_to_mbps(pps, frame_size),
             line_rate_pct=units.pps_to_pct(pps, frame_size, speed_gbps, self.ports),
-            loss_pct=best.loss_pct if best else 0.0, latency=best.latency if best else None,
+            loss_pct=loss_pct, latency=best.latency if best else None,
             limited_by=limited_by, trials=trials, profile=profile,
             tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
             extra={**extra, **self.hooks.result_kpis(frame_size, pps)},

@@ -1,15 +1,31 @@
-"""PLRsearch's model (FD.io CSIT): the two fitting functions and the Bayesian estimate
-of the critical load from trials at various loads.
+"""PLRsearch's model (FD.io CSIT's PLRsearch, draft-vpolak-bmwg-plrsearch): the two
+fitting functions, the likelihood of a trial's loss count, the prior over their
+parameters and the critical load of a parameter pair.
 
 A fitting function gives the average frames lost per second at an offered load for
-two parameters: ``mrr`` (the rate the DUT forwards under overload) and ``spread`` (how
-wide the load range where loss starts is). Both are integrals from 0 to the load of
-a step smoothed by ``spread`` around ``mrr``: the logistic one ("stretch") and the
-normal one ("erf"). A trial's loss count is taken as Poisson with that average times
-its duration. With a prior uniform in ``mrr`` and in ``log(spread)``, the posterior
-is integrated numerically on a grid that narrows onto where its mass is; the
-critical load of a parameter pair is the load whose average loss ratio is the target.
-Returned are the posterior mean and standard deviation of the critical load.
+two parameters: ``mrr`` (the rate the DUT forwards under overload) and ``spread``
+(how wide the load range where loss starts is). Both are integrals from 0 to the load
+of a step smoothed by ``spread`` around ``mrr``: the logistic one ("stretch") and the
+normal one ("erf"), so the loss rate never grows faster than the load.
+
+Where nsb's fits differ from CSIT's code, and why:
+
+- stretch is CSIT's ``lfit_stretch``: ``spread * (log(1 + e^chi) - log(1 + e^chi0))``.
+  The draft's formula has it times ``(1 + e^(-mrr/spread))``, which lets loss grow
+  faster than the load; both agree when mrr >> spread.
+- erf is the integral of the normal step: ``spread * (g(chi) - g(chi0))`` with
+  ``g(u) = u (1 + erf u) / 2 + e^(-u^2) / (2 sqrt(pi))``: the draft's formula, with its
+  constant ``1/sqrt(pi)`` (the draft also divides by ``(1 + erf(mrr/spread)) / 2``,
+  1 when mrr >> spread). CSIT's ``lfit_erf`` uses ``sqrt(2/pi)`` there (``acos(0)`` is
+  pi/2) and ``chi`` for ``chi0`` in one term: a bump of about 0.117 spread at the mrr,
+  predicting 2-7 times the loss just below it.
+
+The likelihood is CSIT's since 2020: a trial's loss count is geometric with the
+fit's expected loss (frames lost per second times the seconds of frames really
+sent), and frames the generator did not send count as lost (CSIT since 2024). The
+prior is CSIT's: in the unit square, mrr - 1 Lomax-distributed with scale max_rate/2
+and spread log-uniform between 1 and mrr. The critical load is found between the
+search's bounds, so an estimate never leaves them.
 """
 
 from __future__ import annotations
@@ -20,15 +36,37 @@ from dataclasses import dataclass
 
 SQRT_PI = math.sqrt(math.pi)
 LOG_2SQRT_PI = math.log(2 * SQRT_PI)
-GRID = 24  # points along each principal axis of the posterior
-SIGMAS = 6.0  # how far out the grid goes, in the posterior's standard deviations
+TOLERANCE = 1e-9  # of the critical load, relative: far below a frame per second
+MAX_STEPS = 200
+
+
+ROUNDING_FRAMES = 4  # a generator's streams round rate x duration: so many frames apart
 
 
 @dataclass(frozen=True)
 class Observation:
+    """One trial as PLRsearch counts it: its offered load, the frames asked for and
+    really sent, those left unsent, and the frames lost (CSIT's plr_loss_count:
+    unsent ones included)."""
+
     load_pps: float
     duration_s: float
+    sent: int
+    intended: int
     lost: int
+    unsent: int = 0
+
+
+def observation(load_pps: float, duration_s: float, sent: int, received: int) -> Observation:
+    """CSIT's accounting: loss ratio (lost + unsent) / max(sent, intended), and the loss
+    count ``min(intended, int(intended * ratio + 0.9))``. The few frames a generator's
+    streams send or leave unsent by rounding their rates are not loss (with a target
+    of 1e-7 one frame would be)."""
+    intended = max(1, round(load_pps * duration_s))
+    unsent = intended - sent if intended - sent > ROUNDING_FRAMES else 0
+    ratio = (max(0, sent - received) + unsent) / max(sent, intended)
+    return Observation(load_pps, duration_s, sent, intended,
+                       min(intended, int(intended * ratio + 0.9)), unsent)
 
 
 def _log_diff(big: float, small: float) -> float:
@@ -65,173 +103,98 @@ def log_loss_erf(load: float, mrr: float, spread: float) -> float:
     return math.log(spread) + _log_diff(_log_g(chi), _log_g(chi0))
 
 
-FITS: dict[str, Callable[[float, float, float], float]] = {
-    "stretch": log_loss_stretch, "erf": log_loss_erf}
+def log_step_stretch(load: float, mrr: float, spread: float) -> float:
+    """log of the stretch fit's slope, the logistic step itself: -softplus(-chi)."""
+    u = -(load - mrr) / spread
+    return -(u + math.log1p(math.exp(-u))) if u > 0 else -math.log1p(math.exp(u))
 
 
-def log_likelihood(fit, observations: Sequence[Observation], mrr: float,
-                   spread: float) -> float:
-    """Poisson log-likelihood of the observed loss counts (without the log k! terms,
-    the same for every parameter pair)."""
-    total = 0.0
-    for obs in observations:
-        log_mean = fit(obs.load_pps, mrr, spread) + math.log(obs.duration_s)
-        if log_mean == -math.inf:
-            if obs.lost:
-                return -math.inf
-            continue
-        total += obs.lost * log_mean - math.exp(min(log_mean, 700.0))
-    return total
-
-
-def critical_load(fit, mrr: float, spread: float, ratio: float, upper: float) -> float:
-    """The load where the average loss ratio (loss per second / load) is ``ratio``:
-    the ratio grows with the load, so bisection (in log of the load)."""
-    target = math.log(ratio)
-    low, high = math.log(upper * 1e-9), math.log(max(upper, mrr / (1 - ratio) + 40 * spread))
-    for _ in range(45):
-        mid = (low + high) / 2
-        if fit(math.exp(mid), mrr, spread) - mid < target:
-            low = mid
-        else:
-            high = mid
-    return math.exp((low + high) / 2)
+def log_step_erf(load: float, mrr: float, spread: float) -> float:
+    """log of the erf fit's slope, the normal step (1 + erf chi) / 2."""
+    chi = (load - mrr) / spread
+    if chi > -5:
+        return math.log(math.erfc(-chi) / 2)
+    z2 = chi * chi  # erfc(x) ~ e^(-x^2) / (x sqrt(pi)) (1 - 1 / (2 x^2) + 3 / (4 x^4))
+    return -z2 - math.log(-chi * 2 * SQRT_PI) + math.log(1 - 1 / (2 * z2) + 3 / (4 * z2 * z2))
 
 
 @dataclass(frozen=True)
-class Estimate:
-    mean: float
-    stdev: float
+class Fit:
+    """A fitting function: log of the frames lost per second at a load, and log of its
+    slope (the step it integrates), for finding the critical load by Newton's method."""
+
+    log_loss: Callable[[float, float, float], float]
+    log_slope: Callable[[float, float, float], float]
+
+    def __call__(self, load: float, mrr: float, spread: float) -> float:
+        return self.log_loss(load, mrr, spread)
 
 
-def estimate(fit, observations: Sequence[Observation], ratio: float,
-             max_rate: float) -> Estimate:
-    """Posterior mean and standard deviation of the critical load under ``fit``."""
-    box = (0.0, 2.0 * max_rate, math.log(max_rate * 1e-5), math.log(max_rate))
-
-    def loglik(m: float, v: float) -> float:
-        if not (box[0] < m <= box[1] and box[2] <= v <= box[3]):
-            return -math.inf
-        return log_likelihood(fit, observations, m, math.exp(v))
-
-    mode = _mode(loglik, box)
-    points = _posterior(loglik, mode, _covariance(loglik, mode, box))
-    loads = [(w, critical_load(fit, m, math.exp(v), ratio, max_rate)) for w, m, v in points]
-    mean = sum(w * x for w, x in loads)
-    var = sum(w * (x - mean) ** 2 for w, x in loads)
-    return Estimate(mean, math.sqrt(max(var, 0.0)))
+FITS: dict[str, Fit] = {"stretch": Fit(log_loss_stretch, log_step_stretch),
+                        "erf": Fit(log_loss_erf, log_step_erf)}
 
 
-def combined(estimates: Sequence[Estimate]) -> Estimate:
-    """The fits' estimates as one: an equal mixture's mean and standard deviation."""
-    mean = sum(e.mean for e in estimates) / len(estimates)
-    var = sum(e.stdev ** 2 + (e.mean - mean) ** 2 for e in estimates) / len(estimates)
-    return Estimate(mean, math.sqrt(var))
+def _log_plus(a: float, b: float) -> float:
+    """log(e^a + e^b)."""
+    high, low = (a, b) if a >= b else (b, a)
+    return high + math.log1p(math.exp(low - high)) if low > -math.inf else high
 
 
-def _mode(loglik, box) -> tuple[float, float]:
-    """The posterior's mode: the best point of a coarse grid over the prior, then
-    Nelder-Mead from there (it follows the ridge the two parameters make)."""
-    m_lo, m_hi, v_lo, v_hi = box
-    cells = [(m_lo + (m_hi - m_lo) * (i + 0.5) / 32, v_lo + (v_hi - v_lo) * (j + 0.5) / 16)
-             for i in range(32) for j in range(16)]
-    best = max(cells, key=lambda c: loglik(*c))
-    simplex = [best, (best[0] + (m_hi - m_lo) / 64, best[1]),
-               (best[0], best[1] + (v_hi - v_lo) / 32)]
-    for _ in range(3):  # restarted: a collapsed simplex gets fresh directions
-        simplex = _nelder_mead(loglik, simplex)
-        top = simplex[0]
-        size = max(abs(p[0] - top[0]) for p in simplex[1:]) or (m_hi - m_lo) * 1e-6
-        simplex = [top, (top[0] + 10 * size, top[1]), (top[0], top[1] + 0.01)]
-    return simplex[0]
+def log_likelihood(fit: Fit, observations: Sequence[Observation], mrr: float,
+                   spread: float) -> float:
+    """Geometric log-likelihood of the loss counts (CSIT's): with lam the expected
+    loss of a trial, ``-k log(1 + 1/lam) - log(1 + lam)``."""
+    total = 0.0
+    for obs in observations:
+        log_lam = fit(obs.load_pps, mrr, spread) + math.log(max(obs.sent, 1) / obs.load_pps)
+        if log_lam == -math.inf:
+            if obs.lost:
+                return -math.inf
+            continue
+        total -= obs.lost * _log_plus(0.0, -log_lam) + _log_plus(0.0, log_lam)
+    return total
 
 
-def _nelder_mead(f, simplex, iterations: int = 300):
-    """Maximises ``f`` from a 2-D simplex; the simplex, best point first."""
-    points = sorted(simplex, key=lambda p: -f(*p))
-    for _ in range(iterations):
-        best, mid, worst = points
-        centre = ((best[0] + mid[0]) / 2, (best[1] + mid[1]) / 2)
+def critical_load(fit: Fit, mrr: float, spread: float, ratio: float, min_rate: float,
+                  max_rate: float) -> float:
+    """The load between the bounds whose average loss ratio (loss per second / load)
+    is ``ratio``, a bound when the ratio stays on one side of it. The ratio grows with
+    the load: Newton's method on the log of the ratio, kept inside the bracket (a
+    bisection where a step would leave it or gain too little), to a billionth."""
+    target = math.log(ratio)
+    log_loss = fit.log_loss
 
-        def along(t, c=centre, w=worst):
-            return (c[0] + t * (w[0] - c[0]), c[1] + t * (w[1] - c[1]))
-
-        fb, fm, fw = f(*best), f(*mid), f(*worst)
-        reflected = along(-1.0)
-        fr = f(*reflected)
-        if fr > fb:
-            expanded = along(-2.0)
-            points = [expanded if f(*expanded) > fr else reflected, best, mid]
-        elif fr > fm:
-            points = [best, reflected, mid]
+    low, high = min_rate, max_rate
+    if log_loss(low, mrr, spread) - math.log(low) >= target:
+        return min_rate
+    if log_loss(high, mrr, spread) - math.log(high) <= target:
+        return max_rate
+    load = min(high, max(low, mrr))
+    step_before = high - low
+    for _ in range(MAX_STEPS):
+        lost = log_loss(load, mrr, spread)
+        value = lost - math.log(load) - target
+        if value == 0:
+            return load
+        if value < 0:
+            low = load
         else:
-            inner = along(0.5)
-            if f(*inner) > fw:
-                points = [best, inner, mid]
-            else:
-                points = [best, ((best[0] + mid[0]) / 2, (best[1] + mid[1]) / 2),
-                          ((best[0] + worst[0]) / 2, (best[1] + worst[1]) / 2)]
-        points.sort(key=lambda p: -f(*p))
-    return points
+            high = load
+        if high - low <= TOLERANCE * high:
+            break
+        slope = math.exp(fit.log_slope(load, mrr, spread) - lost) - 1 / load \
+            if value > -math.inf else 0.0
+        step = value / slope if slope > 0 else math.inf
+        newton = load - step
+        if not low < newton < high or abs(step) > step_before / 2:
+            newton = (low + high) / 2
+        step_before, load = abs(newton - load), newton
+    return (low + high) / 2
 
 
-def _covariance(loglik, mode, box) -> tuple[float, float, float]:
-    """(var m, var v, cov) of the posterior near its mode (Laplace: the inverse of the
-    log-likelihood's curvature, by finite differences at steps where it falls by about
-    one); the axes' own widths where the curvature is not that of a peak."""
-    top = loglik(*mode)
-    steps = []
-    for axis, span in ((0, box[1] - box[0]), (1, box[3] - box[2])):
-        h = span * 1e-3
-        for _ in range(80):
-            point = list(mode)
-            point[axis] += h
-            drop = top - loglik(*point)
-            if 0.5 <= drop <= 2.0 or (drop > 2.0 and h < span * 1e-12):
-                break
-            h = h / 2 if drop > 2.0 else h * 2
-            if h > span:
-                h = span
-                break
-        steps.append(h)
-    hm, hv = steps
-    m, v = mode
-
-    def f(dm, dv):
-        value = loglik(m + dm * hm, v + dv * hv)
-        return value if value > -math.inf else top - 50.0
-
-    a = -(f(1, 0) - 2 * top + f(-1, 0)) / hm ** 2
-    c = -(f(0, 1) - 2 * top + f(0, -1)) / hv ** 2
-    b = -(f(1, 1) - f(1, -1) - f(-1, 1) + f(-1, -1)) / (4 * hm * hv)
-    det = a * c - b * b
-    if a <= 0 or c <= 0 or det <= 0:
-        return hm ** 2, hv ** 2, 0.0
-    return c / det, a / det, -b / det
-
-
-def _posterior(loglik, mode, cov) -> list[tuple[float, float, float]]:
-    """(weight, mrr, log spread) on a grid along the covariance's principal axes, out
-    to ``SIGMAS`` standard deviations, weights summing to 1 (the prior is flat)."""
-    var_m, var_v, cov_mv = cov
-    half_trace, det = (var_m + var_v) / 2, var_m * var_v - cov_mv ** 2
-    gap = math.sqrt(max(half_trace ** 2 - det, 0.0))
-    axes = []
-    for value in (half_trace + gap, max(half_trace - gap, 1e-300)):
-        vector = (cov_mv, value - var_m) if abs(cov_mv) > 1e-300 else \
-            ((1.0, 0.0) if (value == half_trace + gap) == (var_m >= var_v) else (0.0, 1.0))
-        norm = math.hypot(*vector)
-        axes.append((math.sqrt(value), vector[0] / norm, vector[1] / norm))
-    n = GRID
-    cells = []
-    for i in range(n):
-        for j in range(n):
-            a, b = SIGMAS * (2 * (i + 0.5) / n - 1), SIGMAS * (2 * (j + 0.5) / n - 1)
-            (s1, x1, y1), (s2, x2, y2) = axes
-            cells.append((mode[0] + a * s1 * x1 + b * s2 * x2,
-                          mode[1] + a * s1 * y1 + b * s2 * y2))
-    logs = [loglik(m, v) for m, v in cells]
-    top = max(logs)
-    weights = [math.exp(x - top) if x > -math.inf else 0.0 for x in logs]
-    total = sum(weights)
-    return [(w / total, m, v) for w, (m, v) in zip(weights, cells, strict=True) if w > 0]
+def parameters(x_mrr: float, x_spread: float, max_rate: float) -> tuple[float, float]:
+    """CSIT's prior: a point of the open square (-1, 1)^2 as (mrr, spread); uniform
+    there, mrr - 1 is Lomax (scale max_rate / 2) and spread log-uniform in (1, mrr)."""
+    mrr = max_rate * (1.0 / (x_mrr + 1.0) - 0.5) + 1.0
+    spread = math.exp((x_spread + 1.0) / 2.0 * math.log(mrr))
+    return mrr, spread

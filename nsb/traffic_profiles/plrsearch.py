@@ -1,22 +1,34 @@
 """PLRsearch (FD.io CSIT): the critical load, the offered load a DUT forwards on average
 at a target loss ratio, estimated from trials that get longer one after the other.
 
-After every trial both fitting functions' posteriors (nsb.traffic_profiles.plr_fit)
-give a critical load with its standard deviation; the estimate is their mixture, sent
-as a PlrEstimate event. The next trial is at the midpoint of the two fits' estimates,
-pulled up towards the lowest load that lost at the target after trials without loss
-(those say little about where loss starts). The search ends when its traffic time
-(``timeout_s``) or ``max_trials`` is spent; the answer is the last estimate and spread.
+As CSIT's PLRsearch: trial n lasts ``trial_duration_per_trial`` x (``trial_number_offset``
++ n) seconds; the first trial is at the middle of the bounds, the second at the upper
+one, the next two at the rate forwarded (as the loss target allows), then at the mean
+of the two fits' estimates, pulled up towards the loads that lost at the target after
+trials that did not. Frames the generator did not send count as lost. After every
+trial both fits' posteriors (nsb.traffic_profiles.plr_integrator over
+nsb.traffic_profiles.plr_fit) give the log of the critical load's mean and variance;
+they are combined as CSIT combines them, sent as a PlrEstimate event, and the search
+ends when its traffic time (``timeout_s``) or ``max_trials`` is spent.
+
+The estimate never leaves the bounds: an estimate that reaches one is limited by it
+(``upper_bound``, ``lower_bound``), and one the generator's own limit sets (it sent
+less than asked at loads the estimate reaches) is limited by the generator and no
+higher than what it sent. Unlike CSIT, whose estimate lags a trial (it integrates
+while the next trial runs), nsb integrates after each trial, with it.
 """
 
 from __future__ import annotations
 
+import math
+
 from nsb import units
-from nsb.events import LimitedBy, PlrEstimate, ResultReady, Verdict
+from nsb.events import PlrEstimate, Verdict
 from nsb.frames import Frame
 from nsb.traffic_profiles import common, plr_fit
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer, SearchPoint
+from nsb.traffic_profiles.plr_state import Estimate, SearchState
 from nsb.trial import Trial, TrialResult
 
 
@@ -33,9 +45,14 @@ class PlrSearchProfile(TrafficProfile):
                                                  "searched",
                                   "type": "number", "exclusiveMinimum": 0, "maximum": 0.5,
                                   "default": 1e-7},
-            "trial_duration_per_trial": {"description": "trial n lasts n times this, seconds",
+            "trial_duration_per_trial": {"description": "trial n lasts (trial_number_offset + "
+                                                        "n) times this, seconds",
                                          "type": "number", "exclusiveMinimum": 0,
                                          "default": 1.0},
+            "trial_number_offset": {"description": "added to the trial number for its "
+                                                   "duration (CSIT: 50 with 0.1 s per trial: "
+                                                   "5.1 s, 5.2 s, ...)",
+                                    "type": "integer", "minimum": 0, "default": 0},
             "timeout_s": {"description": "seconds of traffic per frame size: the search "
                                          "ends before a trial would go beyond",
                           "type": "number", "exclusiveMinimum": 0, "default": 1800},
@@ -62,31 +79,28 @@ class PlrSearchProfile(TrafficProfile):
 
     def _search(self, measurer: Measurer, frame: Frame) -> None:
         o = self.options
-        ratio, per_trial = float(o["target_loss_ratio"]), float(o["trial_duration_per_trial"])
-        min_rate, max_rate = self._bounds(frame, measurer.ports)
-        state = SearchState(min_rate, max_rate, ratio)
-        load, number, spent = (min_rate + max_rate) / 2, 0, 0.0
-        best = last = None
+        per_trial = float(o["trial_duration_per_trial"])
+        state = SearchState(*self._bounds(frame, measurer.ports), float(o["target_loss_ratio"]))
+        load, spent, trials_before = state.first_load(), 0.0, measurer.trial_count
         while not measurer.should_stop():
-            number += 1
-            duration = per_trial * number
-            if spent + duration > o["timeout_s"] and number > 2:
+            number = len(state.results) + 1
+            duration = per_trial * (o["trial_number_offset"] + number)
+            if state.results and (spent + duration > o["timeout_s"] or
+                                  number > o.get("max_trials", math.inf)):
                 break
             result = self._trial(measurer, frame, load, duration, state, spent)
             spent += duration
-            last = state.add(result)
-            best = result
+            estimate = state.add(result)
             measurer.emit(PlrEstimate(
                 measurer.task_id, measurer.scenario, trial_index=measurer.trial_count - 1,
-                frame_size=frame, target_loss_ratio=ratio, load_pps=result.trial.rate_pps,
-                duration_s=duration, lost_packets=max(0, result.lost_packets),
-                estimate_pps=last.mean, stdev_pps=last.stdev,
-                fits={name: (e.mean, e.stdev) for name, e in state.fits.items()}))
-            if o.get("max_trials") and number >= o["max_trials"]:
-                break
-            load = state.next_load(number, result)
-        if last is not None:
-            self._answer(measurer, frame, last, best, number, state)
+                frame_size=frame, target_loss_ratio=state.ratio, load_pps=result.trial.rate_pps,
+                duration_s=duration, lost_packets=state.observations[-1].lost,
+                estimate_pps=estimate.mean, stdev_pps=estimate.stdev,
+                fits={name: (math.exp(f.mean), math.exp(f.mean) * math.sqrt(f.variance))
+                      for name, f in state.fits.items()}))
+            load = state.next_load()
+        if state.last is not None:
+            self._answer(measurer, frame, state, measurer.trial_count - trials_before)
 
     def _trial(self, measurer: Measurer, frame: Frame, load: float, duration: float,
                state: SearchState, spent: float) -> TrialResult:
@@ -94,72 +108,39 @@ class PlrSearchProfile(TrafficProfile):
         trial = Trial(frame_size=frame, rate_pps=load, duration_s=duration,
                       flows=o.get("flows"), latency=False)
         pct = units.pps_to_pct(load, frame, self.speed_gbps, measurer.ports)
-        spread = state.last_estimate
         to_pct = units.pps_to_pct(1.0, frame, self.speed_gbps, measurer.ports)
+        spread = state.last
         low = (spread.mean - spread.stdev) * to_pct if spread else pct
         high = (spread.mean + spread.stdev) * to_pct if spread else pct
         at = SearchPoint(pct, low, high, seconds_left=max(duration, o["timeout_s"] - spent))
 
         def judge(result: TrialResult) -> tuple[Verdict, str]:
-            lost = max(0, result.lost_packets) / max(1, result.tx_packets)
-            if lost <= state.ratio:
-                return Verdict.PASS, f"loss ratio {lost:.3g} <= target {state.ratio:g}"
-            return Verdict.FAIL, f"loss ratio {lost:.3g} > target {state.ratio:g}"
+            counted = plr_fit.observation(result.trial.rate_pps, result.trial.duration_s,
+                                          result.tx_packets, result.rx_packets)
+            ratio = counted.lost / counted.intended
+            unsent = f", {counted.unsent:,} of them unsent" if counted.unsent else ""
+            if ratio <= state.ratio:
+                return Verdict.PASS, f"loss ratio {ratio:.3g} <= target {state.ratio:g}"
+            verdict = Verdict.GENERATOR_LIMITED if result.generator_limited and \
+                result.lost_packets <= 0 else Verdict.FAIL
+            return verdict, f"loss ratio {ratio:.3g} > target {state.ratio:g}{unsent}"
 
         return measurer.measure(trial, at, judge, why="PLRsearch").result
 
-    def _answer(self, measurer: Measurer, frame: Frame, last: plr_fit.Estimate,
-                best: TrialResult, trials: int, state: SearchState) -> None:
-        pps = last.mean
-        measurer.emit(ResultReady(
-            measurer.task_id, measurer.scenario, iteration=measurer.iteration,
-            frame_size=frame, throughput_pps=pps, throughput_mbps=units.pps_to_mbps(pps, frame),
-            line_rate_pct=units.pps_to_pct(pps, frame, self.speed_gbps, measurer.ports),
-            loss_pct=100.0 * state.ratio, latency=None, limited_by=LimitedBy.NONE,
-            trials=trials, profile=self.spec.type, tx_packets=best.tx_packets,
-            rx_packets=best.rx_packets,
-            extra={"plr_estimate_pps": pps, "plr_stdev_pps": last.stdev,
+    def _answer(self, measurer: Measurer, frame: Frame, state: SearchState,
+                trials: int) -> None:
+        estimate, limited_by, reason = state.answer()
+        measurer.result_ready(
+            frame, state.nearest_below(estimate.mean), self.speed_gbps, limited_by, trials,
+            self.spec.type, reason=reason, answer_pps=estimate.mean,
+            loss_pct=100.0 * state.ratio, evidence_of=state.evidence(),
+            extra={"plr_estimate_pps": estimate.mean, "plr_stdev_pps": estimate.stdev,
                    "target_loss_ratio": state.ratio,
-                   "plr_fits": {n: {"estimate_pps": e.mean, "stdev_pps": e.stdev}
-                                for n, e in state.fits.items()}},
-            limited_reason=f"critical load at loss ratio {state.ratio:g}: "
-                           f"{units.pps_text(pps)} +- {units.pps_text(last.stdev)}"))
+                   "trial_number_offset": self.options["trial_number_offset"],
+                   "plr_fits": {name: {"estimate_pps": math.exp(f.mean),
+                                       "log_stdev": math.sqrt(f.variance),
+                                       "effective_samples": f.effective_samples}
+                                for name, f in state.fits.items()}})
 
 
-class SearchState:
-    """The trials so far, the fits' estimates, and where the next trial goes."""
-
-    def __init__(self, min_rate: float, max_rate: float, ratio: float):
-        self.min_rate, self.max_rate, self.ratio = min_rate, max_rate, ratio
-        self.observations: list[plr_fit.Observation] = []
-        self.fits: dict[str, plr_fit.Estimate] = {}
-        self.last_estimate: plr_fit.Estimate | None = None
-        self.zeros = 0  # trials in a row without loss
-        self.lossy: list[float] = []  # loads that lost at or above the target ratio
-
-    def add(self, result: TrialResult) -> plr_fit.Estimate:
-        trial = result.trial
-        lost = max(0, result.lost_packets)
-        self.observations.append(plr_fit.Observation(trial.rate_pps, trial.duration_s, lost))
-        self.zeros = 0 if lost else self.zeros + 1
-        if lost >= self.ratio * max(1, result.tx_packets):
-            self.lossy.append(trial.rate_pps)
-        self.fits = {name: plr_fit.estimate(fit, self.observations, self.ratio,
-                                            self.max_rate)
-                     for name, fit in plr_fit.FITS.items()}
-        self.last_estimate = plr_fit.combined(list(self.fits.values()))
-        return self.last_estimate
-
-    def next_load(self, number: int, result: TrialResult) -> float:
-        """The second trial at the upper bound, the next two at the rate forwarded
-        (as the loss target allows), then the fits' midpoint."""
-        if number == 1:
-            load = self.max_rate
-        elif number <= 3:
-            load = result.rx_packets / result.trial.duration_s / (1 - self.ratio)
-        else:
-            load = sum(e.mean for e in self.fits.values()) / len(self.fits)
-            lowest = min(self.lossy, default=None)
-            if self.zeros and lowest is not None and lowest > load:
-                load += (lowest - load) * (1 - 0.5 ** self.zeros)
-        return min(self.max_rate, max(self.min_rate, load))
+__all__ = ["Estimate", "PlrSearchProfile"]
