@@ -19,13 +19,19 @@ from nsb.events import LimitedBy, Verdict
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import TrafficProfile
-from nsb.traffic_profiles.measurer import PASS, Measurer, SearchPoint
+from nsb.traffic_profiles.measurer import PASS, Measurer, SearchPoint, receive_side_loss
 from nsb.trial import Trial, TrialResult
+
+RATE_TOLERANCE = 0.05  # a burst proven this much slower than asked is a warning
 
 
 def burst_judge(result: TrialResult) -> tuple[Verdict, str]:
-    """A burst passes when every frame of it was sent and came back."""
+    """A burst passes when every frame of it was sent and came back; frames the
+    generator's own receive path dropped are not the DUT's loss."""
     asked = result.trial.burst_frames or 0
+    if result.lost_packets > 0 and result.lost_packets <= result.rx_missed_packets:
+        return Verdict.GENERATOR_LIMITED, receive_side_loss(
+            result, f"burst of {asked} frames: {result.lost_packets} lost")
     if result.lost_packets > 0:
         return Verdict.FAIL, f"burst of {asked} frames: {result.lost_packets} lost"
     if result.tx_packets < asked:
@@ -96,6 +102,7 @@ class BackToBackProfile(TrafficProfile):
         rate, longest = self.rate_pps(frame, ports), self.max_burst(frame, ports)
         per_search = self.trials_per_search(longest)
         found: list[int] = []
+        answers: list[TrialResult] = []  # each search's longest loss-free burst
         self._short = None  # why the first burst the generator fell short on did
         best: TrialResult | None = None
         limits: set[LimitedBy] = set()
@@ -108,6 +115,7 @@ class BackToBackProfile(TrafficProfile):
             frames_ok, result, limited_by = searched
             found.append(frames_ok)
             limits.add(limited_by)
+            answers += [result] if result is not None else []
             if result is not None and (best is None or
                                        result.trial.burst_frames > best.trial.burst_frames):
                 best = result
@@ -115,13 +123,20 @@ class BackToBackProfile(TrafficProfile):
                            if lim in limits), LimitedBy.UPPER_BOUND)
         line_pps = units.line_rate_pps(frame, self.speed_gbps, ports)
         summary = spread(found, line_pps)
+        proven = min((sent_rate(r) for r in answers), default=None)
         summary.update(burst_rate_pps=rate, line_rate_pps=line_pps, max_burst_frames=longest,
-                       resolution_frames=self.options["resolution_frames"])
+                       resolution_frames=self.options["resolution_frames"],
+                       burst_rate_proven_pps=proven)
+        warnings = () if proven is None or proven >= rate * (1 - RATE_TOLERANCE) else (
+            f"the loss-free bursts were sent at the rate asked ({rate:,.0f} pps) as far as the "
+            f"generator's counters can tell: at least {proven:,.0f} pps (a burst shorter than "
+            "the client can time is proven no faster)",)
         measurer.result_ready(
             frame, _at_burst_rate(best), self.speed_gbps, limited_by,
             measurer.trial_count - before, self.spec.type,
             extra={"back_to_back": summary, "back_to_back_frames": summary["mean_frames"],
-                   "back_to_back_s": summary["mean_s"]}, reason=self._reason(limited_by))
+                   "back_to_back_s": summary["mean_s"]}, reason=self._reason(limited_by),
+            warnings=warnings)
 
     def _reason(self, limited_by: LimitedBy) -> str:
         """Why the answer is not longer, in words."""
@@ -150,16 +165,21 @@ class BackToBackProfile(TrafficProfile):
                                     why=f"trial {repeat + 1}/{self.options['trials']}")
             if done.verdict == PASS:
                 passed, best = burst, done.result
-            elif done.verdict == Verdict.GENERATOR_LIMITED:
-                failed, limited_by = burst, LimitedBy.GENERATOR
-                self._short = self._short or done.reason
-            else:
+            else:  # the shortest failing burst so far: its side sets the limit
                 failed = burst
-                limited_by = LimitedBy.GENERATOR if limited_by == LimitedBy.GENERATOR \
+                limited_by = LimitedBy.GENERATOR if done.verdict == Verdict.GENERATOR_LIMITED \
                     else LimitedBy.DUT
+                if limited_by == LimitedBy.GENERATOR:
+                    self._short = self._short or done.reason
             if failed - passed <= self.options["resolution_frames"] or failed > longest:
                 return passed, best, limited_by
             burst = (passed + failed) // 2
+
+
+def sent_rate(result: TrialResult) -> float:
+    """The rate a burst is known to have been sent at, at least: by the generator's own
+    counters (TRex: all frames out by ``known_within_s``), else its own clock."""
+    return result.extra.get("proven_tx_pps", result.tx_rate_pps)
 
 
 def spread(found: list[int], line_pps: float) -> dict:

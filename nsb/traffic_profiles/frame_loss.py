@@ -31,7 +31,9 @@ class FrameLossProfile(TrafficProfile):
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "flows": common.FLOWS,
             "upper_bound": common.UPPER_BOUND,
-            "step_pct": {"type": "number", "exclusiveMinimum": 0, "maximum": 50,
+            "step_pct": {"description": "each next trial this many % of line rate lower "
+                                        "(RFC 2544 26.3: 10 or finer)",
+                         "type": "number", "exclusiveMinimum": 0, "maximum": 10,
                          "default": 10.0},
             "zero_loss_steps": {"type": "integer", "minimum": 1, "default": 2},
         },

@@ -161,3 +161,63 @@ def test_a_burst_sent_whole_but_slower_than_asked_is_no_pass():
     assert "slower than the rate asked" in trials[0].reason
     assert result.limited_by == "generator"
     assert result.extra["back_to_back"]["max_frames"] == 0
+
+
+def test_the_limit_is_the_side_that_set_it_not_any_earlier_burst():
+    """The longest bursts are more than the generator takes in one go, but the DUT's
+    buffer ends the search well below that: the answer is the DUT's."""
+    dut = BufferedDut(300)
+    original = dut.run_trial
+
+    def slow_when_long(trial):  # bursts over 20,000 frames go out slower, losing nothing
+        result = original(trial)
+        if trial.burst_frames > 20_000:
+            return dataclasses.replace(result, rx_packets=result.tx_packets,
+                                       generator_limited=True)
+        return result
+
+    dut.run_trial = slow_when_long
+    trials, (result,) = run(dut, trials=2, max_burst_frames=100_000)
+    assert any(t.verdict == "generator_limited" for t in trials)  # the first, longest ones
+    assert result.limited_by == "dut" and result.limited_reason == "longer bursts lost frames"
+    assert result.extra["back_to_back"]["bursts_frames"] == [300, 300]
+
+
+def test_frames_the_generators_own_receive_path_dropped_are_not_the_duts_loss():
+    dut = BufferedDut(10**6)
+    original = dut.run_trial
+
+    def missing(trial):
+        result = original(trial)
+        if trial.burst_frames > 500:  # longer bursts overflow the generator's receive ring
+            return dataclasses.replace(result, rx_packets=result.rx_packets - 7,
+                                       rx_missed_packets=7)
+        return result
+
+    dut.run_trial = missing
+    trials, (result,) = run(dut, trials=1, max_burst_frames=1000)
+    assert not any(t.verdict == "fail" for t in trials)
+    assert any("receive path dropped 7" in t.reason for t in trials)
+    assert result.limited_by == "generator" and result.extra["back_to_back"]["max_frames"] == 500
+
+
+def test_a_burst_rate_the_generator_cannot_prove_is_a_warning():
+    """TRex's counters prove a burst's rate only down to what the client can time:
+    bursts of a few milliseconds are said to be proven no faster than that."""
+    dut = BufferedDut(40)
+    original = dut.run_trial
+
+    def counted(trial):
+        result = original(trial)
+        within = max(trial.duration_s, 0.02)  # all out by 20 ms, as far as anyone knows
+        return dataclasses.replace(result, extra={"proven_tx_pps": result.tx_packets / within})
+
+    dut.run_trial = counted
+    _, (result,) = run(dut, trials=1)
+    proven = result.extra["back_to_back"]["burst_rate_proven_pps"]
+    assert proven == pytest.approx(40 / 0.02)
+    (warning,) = result.warnings
+    assert f"at least {proven:,.0f} pps" in warning
+    dut.run_trial = original  # a generator's own clock: no warning
+    _, (plain,) = run(dut, trials=1)
+    assert plain.warnings == ()

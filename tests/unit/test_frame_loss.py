@@ -65,10 +65,20 @@ def test_no_loss_at_the_maximum_rate_is_two_trials():
 
 
 def test_a_curve_that_never_gets_clean_says_so():
-    _, (result,) = run(lambda pct: 1.0, step_pct=25)
-    assert [p["rate_pct"] for p in result.extra["frame_loss_curve"]] == [100, 75, 50, 25]
+    _, (result,) = run(lambda pct: 1.0, step_pct=10, upper_bound=40)
+    assert [p["rate_pct"] for p in result.extra["frame_loss_curve"]] == [40, 30, 20, 10]
     assert result.extra["curve_complete"] is False
     assert result.throughput_pps == 0
+
+
+def test_steps_coarser_than_rfc_2544s_ten_percent_are_one_located_line(nsb_main, tmp_path):
+    from tests.conftest import ROOT
+
+    sample = ROOT / "samples" / "rfc2544" / "tc_testpmd_frame_loss.yaml"
+    code, _, err = nsb_main("task", "validate", str(sample), "--task-args", '{"step_pct": 25}')
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "tc_testpmd_frame_loss.yaml:61:" in line and "step_pct" in line and "10" in line
 
 
 def test_a_generator_short_of_the_top_step_is_the_limit():

@@ -310,12 +310,8 @@ class TrexTrafficGen(TrafficGen):
     def _wait_traffic(self, trial: Trial, started: float) -> pacing.Pacing:
         """Until TRex sent the trial (``pacing``: whether it kept its schedule, stopped at
         once when not), then ``rx_delay_ms`` for latency frames still on their way."""
-        if trial.burst_frames:  # a burst ends when its count is out: the count says it all
-            while set(self.tx_ports) & set(self.client.get_active_ports()):
-                time.sleep(pacing.POLL_S)
-            pace = pacing.Pacing(time.monotonic() - started)
-        else:
-            pace = pacing.wait(self, trial, started)
+        pace = pacing.wait(self, trial, started,
+                           pacing.BURST_ALLOWANCE_S if trial.burst_frames else 0.0)
         self.client.wait_on_traffic(ports=self.tx_ports, timeout=5,
                                     rx_delay_ms=self.options["rx_delay_ms"])
         return pace

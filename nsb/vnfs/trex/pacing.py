@@ -30,16 +30,22 @@ SETTLE_S = 0.02  # a second reading this much later tells a port still sending f
 # trials at least this long are also checked on the way (a lagging 30 s trial stops early)
 CHECKPOINT_FROM_S = 8.0
 START_SKEW_S = 0.05  # the data plane starts this much after ``start`` returns, at most
+# a burst is due this much after its frames' time (the client's poll and the counters'
+# RPC): shorter bursts are checked only as far as that allows (Pacing.known_within_s)
+BURST_ALLOWANCE_S = 0.02
 
 
 @dataclass(frozen=True)
 class Pacing:
     """How a trial's traffic went by TRex's account: the seconds it sent for (the
-    trial's duration when it kept its schedule), whether it lagged, and why in words."""
+    trial's duration when it kept its schedule), whether it lagged, and why in words;
+    ``known_within_s``: by when, after the start, every frame was known to be out (the
+    port-state event or the counters said so; an upper bound on the sending time)."""
 
     sent_for_s: float
     lagged: bool = False
     note: str = ""
+    known_within_s: float | None = None
 
 
 def due_s(duration_s: float, tolerance: float) -> float:
@@ -60,10 +66,12 @@ def behind(sent: int, asked_pps: float, at_s: float, tolerance: float) -> bool:
     return sent < asked_pps * max(0.0, at_s - START_SKEW_S) * (1 - tolerance)
 
 
-def wait(gen, trial: Trial, started: float) -> Pacing:
+def wait(gen, trial: Trial, started: float, allowance_s: float = 0.0) -> Pacing:
     """Waits for the trial's traffic (``started``: when ``start`` returned) and tells
-    whether TRex kept its schedule; stops the traffic as soon as it is known not to."""
-    due = due_s(trial.duration_s, tolerance_of(gen))
+    whether TRex kept its schedule; stops the traffic as soon as it is known not to.
+    ``allowance_s`` more than the tolerance is given to trials shorter than the
+    client can time (a burst of milliseconds)."""
+    due = due_s(trial.duration_s, tolerance_of(gen)) + allowance_s
     pending = checkpoints(trial.duration_s)
     while set(gen.tx_ports) & set(gen.client.get_active_ports()):
         now = time.monotonic() - started
@@ -71,13 +79,14 @@ def wait(gen, trial: Trial, started: float) -> Pacing:
             pending.pop(0)
             lagged = check_pace(gen, trial, started, now, sent_frames(gen))
         elif now >= due:
-            return check_due(gen, trial, started, now) or Pacing(trial.duration_s)
+            return check_due(gen, trial, started, now) or \
+                Pacing(trial.duration_s, known_within_s=time.monotonic() - started)
         else:
             lagged = None
         if lagged:
             return lagged
         time.sleep(POLL_S)
-    return Pacing(trial.duration_s)
+    return Pacing(trial.duration_s, known_within_s=time.monotonic() - started)
 
 
 def tolerance_of(gen) -> float:
@@ -96,7 +105,7 @@ def check_due(gen, trial: Trial, started: float, now: float) -> Pacing | None:
     """At the trial's end plus the tolerance, with TRex's port still active by the
     client's account: None when every frame is out (the port-state event is late, not
     TRex), else the trial stopped (``Pacing``)."""
-    intended = round(trial.rate_pps * trial.duration_s)
+    intended = trial.burst_frames or round(trial.rate_pps * trial.duration_s)
     sent = sent_frames(gen)
     if sent >= intended or not _still_sending(gen, sent):
         return None

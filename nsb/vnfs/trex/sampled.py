@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from nsb import frames, hdr_latency
 from nsb.errors import RunError
-from nsb.intervals import IntervalSample
+from nsb.intervals import InFlight, IntervalSample
 from nsb.trial import LatencyStats, Trial, TrialResult
 from nsb.vnfs.trex import pacing, stats
 
@@ -70,8 +70,10 @@ class Readings:
 
 def run(gen, trial: Trial, interval_s: float,
         on_interval: Callable[[IntervalSample], None]) -> TrialResult:
-    """``trial`` as one stream, ``on_interval`` called at every ``interval_s``. Stopped
-    early (a signal), the traffic is stopped and what was sent is the last interval."""
+    """``trial`` as one stream, ``on_interval`` called for every ``interval_s`` (one
+    reading late: frames in flight at a boundary go to the interval that sent them,
+    nsb.intervals.InFlight). Stopped early (a signal), the traffic is stopped and
+    what was sent is the last interval."""
     if isinstance(trial.frame_size, frames.FrameMix) and not gen.SENDS_FRAME_MIX:
         raise RunError(f"{gen.name}: {gen.no_frame_mix_reason}")
     gen._check_frame_fits(frames.largest(trial.frame_size))
@@ -79,19 +81,19 @@ def run(gen, trial: Trial, interval_s: float,
     pg_ids = gen._load_streams(trial, flows)
     client, ports = gen.client, list(range(len(gen.ports)))
     client.clear_stats(ports=ports)
-    readings = Readings(gen, pg_ids)
+    readings, assigned = Readings(gen, pg_ids), InFlight(on_interval)
     client.start(ports=gen.tx_ports, duration=trial.duration_s, force=True)
     started = time.monotonic()
     try:
-        pace = _sample_while_sending(gen, readings, trial, interval_s, started, on_interval)
+        pace = _sample_while_sending(gen, readings, trial, interval_s, started, assigned.push)
     except BaseException:
         with contextlib.suppress(Exception):
             client.stop(ports=gen.tx_ports)
-            on_interval(_last(gen, readings, pg_ids, time.monotonic() - started))
+            assigned.push(_last(gen, readings, pg_ids, time.monotonic() - started))
         raise
     client.wait_on_traffic(ports=gen.tx_ports, timeout=5, rx_delay_ms=gen.options["rx_delay_ms"])
     final = _last(gen, readings, pg_ids, pace.sent_for_s)
-    on_interval(final)
+    assigned.push(final)
     port_stats = readings.port_stats
     missed = sum(int(client.get_xstats(port).get("rx_missed_errors", 0))
                  for port in gen.rx_ports)

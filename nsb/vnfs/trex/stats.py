@@ -103,7 +103,7 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
     note = pace.note
     if not note and tx < intended * (1 - (0 if trial.burst_frames else tolerance)):
         note = f"TRex sent {tx:,} of the {intended:,} frames asked"
-    seconds = pace.sent_for_s if pace.lagged or trial.burst_frames else trial.duration_s
+    seconds = pace.sent_for_s if pace.lagged else trial.duration_s
     ports = {iface.name: {"tx_packets": int(port_stats[n]["opackets"]),
                           "rx_packets": int(port_stats[n]["ipackets"])}
              for n, iface in enumerate(gen.ports)}
@@ -113,6 +113,9 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
                          intended_packets=intended, rx_missed_packets=rx_missed,
                          generator_note=note)
     extra = {**nsb_named_kpis(result, gen, port_stats), "rx_missed_packets": float(rx_missed)}
+    if pace.known_within_s and not pace.lagged:  # every frame was out by then, no later
+        extra["known_within_s"] = pace.known_within_s
+        extra["proven_tx_pps"] = tx / max(pace.known_within_s, trial.duration_s)
     return replace(result, extra=extra)
 
 
