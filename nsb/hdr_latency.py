@@ -80,9 +80,9 @@ def _edge_above(value: float) -> float:
 def stats(histogram: HdrHistogram, min_us: float | None = None,
           max_us: float | None = None) -> LatencyStats | None:
     """LatencyStats of ``histogram``: percentiles at the highest value of their HDR
-    bucket (conservative within the precision), the mean of the samples, and min and
-    max exact where the generator counted them (``min_us``/``max_us``), else to the
-    precision. None without samples."""
+    bucket (conservative within the precision, never above the maximum), the mean of
+    the samples, and min and max exact where the generator counted them
+    (``min_us``/``max_us``), else to the precision. None without samples."""
     samples = histogram.get_total_count()
     if samples <= 0:
         return None
@@ -93,8 +93,11 @@ def stats(histogram: HdrHistogram, min_us: float | None = None,
     if max_us is not None and \
             histogram.get_lowest_equivalent_value(histogram.get_max_value()) <= max_us:
         high = max_us  # exact (a higher sample among TRex's first ten keeps the histogram's)
-    percentiles = {f"p{p:g}": float(histogram.get_value_at_percentile(p)) for p in PERCENTILES}
-    return LatencyStats(samples=samples, min_us=float(low), avg_us=histogram.get_mean_value(),
+    # a bucket's highest value can pass the exact maximum: no sample is above that
+    percentiles = {f"p{p:g}": float(min(histogram.get_value_at_percentile(p), high))
+                   for p in PERCENTILES}
+    mean = min(max(histogram.get_mean_value(), low), high)
+    return LatencyStats(samples=samples, min_us=float(low), avg_us=mean,
                         max_us=float(high), percentiles_us=percentiles,
                         histogram=coarse_histogram(histogram), resolution=resolution(histogram),
                         hdrh=histogram.encode().decode("ascii"))

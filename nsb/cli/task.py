@@ -48,6 +48,10 @@ def _add_task_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate", metavar="RATE",
                         help="ndr (the task's search), ndr_pdr (MLRsearch NDR and PDR), or a "
                              "fixed rate: 50%% of line rate, 2Mpps, 500kpps, 1000pps")
+    parser.add_argument("--repeat", type=int, metavar="N",
+                        help="run every scenario's profile N times (its runner becomes "
+                             "Iteration N): the summary gives each answer's median and how "
+                             "far the runs are from it")
 
 
 def _add_start(actions) -> None:

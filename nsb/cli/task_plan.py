@@ -8,7 +8,7 @@ from pathlib import Path
 
 def load_task(args):
     """The task with --task-args rendered in (once per point of a sweep) and
-    --frame-size/--duration/--rate applied;
+    --frame-size/--duration/--rate/--repeat applied;
     a task argument the template never uses is an error, not silently ignored."""
     from nsb.task import render, sweep
 
@@ -18,7 +18,8 @@ def load_task(args):
     render.check_args_used(task_args, used, source)
     from nsb.task import overrides
 
-    return overrides.apply(task, args.frame_size, args.duration, args.rate)
+    return overrides.apply(task, args.frame_size, args.duration, args.rate,
+                           getattr(args, "repeat", None))
 
 
 def make_plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):

@@ -97,6 +97,12 @@ def check_macs(nodes: dict[str, Node], where: Where, section: str = "nodes") -> 
     raise_all(errors)
 
 
+def _is_generator(node: Node) -> bool:
+    """A traffic generator's node (role TrafficGen): its ports may be cabled to each
+    other (a loopback, for the generator's own floor)."""
+    return node.role.lower() in GENERATOR_ROLES
+
+
 def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[Link]:
     """Parse ``[node:if, node:if]`` pairs and ``{ends: [...], via: bridge}`` links.
 
@@ -119,10 +125,13 @@ def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[L
             ends.append(end)
         if ends[0] == ends[1]:
             raise where.error("a link needs two different interfaces", *at[:2])
-        if ends[0].node == ends[1].node and not via:
+        if ends[0].node == ends[1].node and not via and \
+                not _is_generator(nodes[ends[0].node]):
             raise where.error(f"both ends are on node {ends[0].node}: a direct link cables "
                               "one node to another (a node's traffic to itself crosses no "
-                              "device under test; through a switch, give 'via')", *at[:2])
+                              "device under test; through a switch, give 'via'; a traffic "
+                              "generator's ports may be cabled to each other, to measure "
+                              "it without a DUT)", *at[:2])
         if not via:
             links.append(Link(ends[0], ends[1]))
             continue
@@ -192,7 +201,8 @@ GENERATOR_ROLES = ("trafficgen", "tg")
 def assign_memif_sockets(links: list[Link], nodes: dict[str, Node], socket_dir: str,
                          where: Where) -> None:
     """A memif link is one socket file: the end on a traffic generator's node connects
-    to it, the other end (or, between two non-generators, the link's first) serves it."""
+    to it, the other end (or, between two non-generators or two ports of one node, the
+    link's first, which a program on that node brings up first) serves it."""
     for index, link in enumerate(links):
         ends = [(end, nodes[end.node].interfaces[end.interface]) for end in (link.a, link.b)]
         memif = [iface.is_memif for _, iface in ends]
@@ -202,7 +212,7 @@ def assign_memif_sockets(links: list[Link], nodes: dict[str, Node], socket_dir: 
             raise where.error("a memif interface links directly to another memif interface "
                               f"(link {link})", "links", index)
         first_is_generator = nodes[link.a.node].role.lower() in GENERATOR_ROLES
-        server = 1 if first_is_generator else 0
+        server = 1 if first_is_generator and link.a.node != link.b.node else 0
         for side, (_, iface) in enumerate(ends):
             iface.socket = f"{socket_dir}/{link.a.node}-{link.a.interface}.sock"
             iface.serves_socket = side == server

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nsb import frames
+from nsb.report import repeatability
 from nsb.report.summary import spread_pct
 
 HEADERS = ["Frame (B)", "Throughput (pps)", "Mbps", "% line rate", "Loss at NDR (%)",
@@ -101,6 +102,20 @@ def mean_rows(results: list[dict]) -> list[list[str]]:
 
 
 def render_means(results: list[dict], title: str = "") -> object:
-    """The mean over iterations per frame size, as the published reports print it."""
-    return _table(MEAN_HEADERS, mean_rows(results), title)
+    """The mean over iterations per frame size, as the published reports print it, and
+    a line per frame size on how the answer repeats (its median and the farthest run)."""
+    return _Means(_table(MEAN_HEADERS, mean_rows(results), title),
+                  [r.line() for r in repeatability.per_frame(results)])
+
+
+class _Means:
+    def __init__(self, table, lines: list[str]):
+        self.table, self.lines = table, lines
+
+    def __rich_console__(self, console, options):
+        from rich.text import Text
+
+        yield self.table
+        for line in self.lines:
+            yield Text(line)
 

@@ -1,4 +1,5 @@
-"""What this machine has installed, for task templates (``{{ machine.trex_path }}``).
+"""What this machine has, for task templates (``{{ machine.trex_path }}``,
+``{{ machine.cpus }}``).
 
 The lab samples run on this machine and pick their generator by what is here:
 TRex where it is installed, trafgen (which needs only the kernel) otherwise.
@@ -26,4 +27,6 @@ def trex_path() -> str:
 
 
 def template_values() -> dict:
-    return {"trex_path": trex_path()}
+    """``trex_path`` (see above) and ``cpus``, the CPUs this machine has (a lab sample
+    on fewer than 4 shares them between its generator and its DUT)."""
+    return {"trex_path": trex_path(), "cpus": os.cpu_count() or 1}

@@ -1,6 +1,6 @@
-"""`--frame-size`, `--duration` and `--rate` for any task, as NFVbench offers
-them: the same test case at other frame sizes, trial lengths or rates without
-editing its file.
+"""`--frame-size`, `--duration`, `--rate` and `--repeat` for any task, as NFVbench
+offers them: the same test case at other frame sizes, trial lengths or rates, or
+several times over (its answers' median and spread), without editing its file.
 
 `--rate` is `ndr` (the task's own search), `ndr_pdr` (MLRsearch's NDR and 0.5 %
 PDR goals), `50%` (of line rate) or `2Mpps`/`500kpps`/`1000pps` (a fixed rate:
@@ -31,7 +31,10 @@ CARRIED = ("packet_sizes", "imix", "interface_speed_gbps", "tolerated_loss_pct",
 
 
 def apply(task: Task, frame_sizes: list[str | int] | None, duration_s: float | None,
-          rate: str | None = None) -> Task:
+          rate: str | None = None, repeat: int | None = None) -> Task:
+    if repeat is not None:
+        task = replace(task, scenarios=tuple(replace(s, runner=_repeated(s.runner, repeat))
+                                             for s in task.scenarios))
     if rate and rate.strip() != "ndr":
         task = replace(task, scenarios=tuple(replace(s, profile=_rate_profile(s.profile, rate))
                                              for s in task.scenarios))
@@ -44,6 +47,14 @@ def apply(task: Task, frame_sizes: list[str | int] | None, duration_s: float | N
     scenarios = tuple(replace(s, profile=_profile(s.profile, frame_sizes, duration_s))
                       for s in task.scenarios)
     return replace(task, scenarios=scenarios)
+
+
+def _repeated(runner: PluginSpec, times: int) -> PluginSpec:
+    """The whole profile ``times`` times (the Iteration runner): the median and spread of
+    its answers say how it repeats."""
+    if times < 1:
+        raise TaskError(f"must be at least 1, got {times}", "--repeat")
+    return replace(runner, type="Iteration", options={"iterations": times})
 
 
 def _frame_size(text: str | int) -> int | str:

@@ -27,6 +27,10 @@ class FixedRateProfile(TrafficProfile):
                          "type": "number", "exclusiveMinimum": 0},
             "interface_speed_gbps": common.INTERFACE_SPEED,
             "flows": common.FLOWS,
+            "latency_only": {"description": "every frame a latency frame (latency at no load, "
+                                            "or a generator's own floor with its ports "
+                                            "cabled to each other)",
+                             "type": "boolean", "default": False},
         },
         "oneOf": [{"required": ["rate_pct"]}, {"required": ["rate_pps"]}],
     }
@@ -44,7 +48,7 @@ class FixedRateProfile(TrafficProfile):
                 pct = float(o["rate_pct"])
                 pps = units.pct_to_pps(pct, frame, self.speed_gbps, ports)
             trial = Trial(frame_size=frame, rate_pps=pps, duration_s=float(o["duration"]),
-                          flows=o.get("flows"))
+                          flows=o.get("flows"), latency_only=o["latency_only"])
             done = measurer.measure(trial, SearchPoint.single(pct, trials_left=1),
                                     loss_judge(o["tolerated_loss_pct"]))
             limited_by = LIMITED_BY.get(done.verdict, LimitedBy.NONE)

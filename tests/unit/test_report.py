@@ -498,3 +498,39 @@ def test_a_generator_limited_answer_has_no_search_interval_uncertainty():
     assert summary.uncertainty_pct([record]) is None
     record["limited_by"] = "dut"
     assert summary.uncertainty_pct([record]) == pytest.approx(100 * (1e6 - 9e5) / 9e5)
+
+
+def test_repeated_runs_say_how_far_each_answer_is_from_its_median(tmp_path):
+    from rich.console import Console
+
+    from nsb.report import repeatability
+
+    rates = (2_231_108, 2_169_672, 2_078_828, 2_666_436, 2_692_735)  # measured in the lab
+    results = [{**result(64, pps, iteration=i), "limited_by": "generator"}
+               for i, pps in enumerate(rates)]
+    results += [result(1518, pps, iteration=i) for i, pps in enumerate((812_000, 800_000,
+                                                                         806_000))]
+    (small, large) = repeatability.per_frame(results)
+    assert small.median_pps == 2_231_108 and small.runs == 5
+    assert small.within_pct == pytest.approx(100 * (2_692_735 - 2_231_108) / 2_231_108)
+    assert not small.repeats and large.repeats
+    assert small.line().startswith("64 B: 5 runs, median 2,231,108 pps, every run within "
+                                   "±20.7 % of it: does NOT repeat within ±5 % (limited by: "
+                                   "5 generator)")
+    console = Console(width=80, record=True)
+    console.print(table.render_means(results))
+    assert "1518 B: 3 runs, median 806,000 pps" in console.export_text()
+    assert repeatability.per_frame([result(64, 1)]) == []  # one run says nothing
+
+
+def test_repeat_runs_the_profile_that_many_times(nsb_main):
+    import yaml
+
+    from tests.conftest import SAMPLE
+
+    code, out, err = nsb_main("task", "start", "--dry-run", "--repeat", "5", str(SAMPLE))
+    assert code == 0, err
+    runner = yaml.safe_load(out)["scenarios"][0]["runner"]
+    assert runner["type"] == "Iteration" and runner["iterations"] == 5
+    code, _, err = nsb_main("task", "validate", "--repeat", "0", str(SAMPLE))
+    assert code == 2 and "--repeat: must be at least 1, got 0" in err

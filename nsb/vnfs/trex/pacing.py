@@ -46,6 +46,7 @@ class Pacing:
     lagged: bool = False
     note: str = ""
     known_within_s: float | None = None
+    pace_pps: float | None = None  # a lagging trial's pace, by TRex's counters
 
 
 def due_s(duration_s: float, tolerance: float) -> float:
@@ -77,9 +78,9 @@ def wait(gen, trial: Trial, started: float, allowance_s: float = 0.0) -> Pacing:
         now = time.monotonic() - started
         if pending and now >= pending[0]:
             pending.pop(0)
-            lagged = check_pace(gen, trial, started, now, sent_frames(gen))
+            lagged = check_pace(gen, trial, started)
         elif now >= due:
-            return check_due(gen, trial, started, now) or \
+            return check_due(gen, trial, started) or \
                 Pacing(trial.duration_s, known_within_s=time.monotonic() - started)
         else:
             lagged = None
@@ -93,23 +94,24 @@ def tolerance_of(gen) -> float:
     return gen.options["generator_tolerance_pct"] / 100.0
 
 
-def check_pace(gen, trial: Trial, started: float, now: float, sent: int) -> Pacing | None:
+def check_pace(gen, trial: Trial, started: float) -> Pacing | None:
     """On the way: None while TRex keeps up, else the trial stopped (``Pacing``)."""
-    if not behind(sent, trial.rate_pps, now, tolerance_of(gen)):
+    sent, at = reading(gen, started)
+    if not behind(sent, trial.rate_pps, at, tolerance_of(gen)):
         return None
-    return _stop(gen, trial, started, f"TRex had sent {sent:,} frames {now:.1f} s into the "
-                 f"trial, {trial.rate_pps * now:,.0f} by its schedule")
+    return _stop(gen, trial, sent, at, f"TRex had sent {sent:,} frames {at:.1f} s into the "
+                 f"trial, {trial.rate_pps * at:,.0f} by its schedule")
 
 
-def check_due(gen, trial: Trial, started: float, now: float) -> Pacing | None:
+def check_due(gen, trial: Trial, started: float) -> Pacing | None:
     """At the trial's end plus the tolerance, with TRex's port still active by the
     client's account: None when every frame is out (the port-state event is late, not
     TRex), else the trial stopped (``Pacing``)."""
     intended = trial.burst_frames or round(trial.rate_pps * trial.duration_s)
-    sent = sent_frames(gen)
+    sent, at = reading(gen, started)
     if sent >= intended or not _still_sending(gen, sent):
         return None
-    return _stop(gen, trial, started, f"TRex was still sending {now:.2f} s into a "
+    return _stop(gen, trial, sent, at, f"TRex was still sending {at:.2f} s into a "
                  f"{trial.duration_s:g} s trial ({sent:,} of {intended:,} frames out)")
 
 
@@ -118,16 +120,25 @@ def sent_frames(gen) -> int:
     return sum(int(stats[port]["opackets"]) for port in gen.tx_ports)
 
 
+def reading(gen, started: float) -> tuple[int, float]:
+    """TRex's frames sent so far and when (seconds after ``started``, the middle of the
+    request that read them)."""
+    before = time.monotonic()
+    sent = sent_frames(gen)
+    return sent, (before + time.monotonic()) / 2 - started
+
+
 def _still_sending(gen, sent: int) -> bool:
     time.sleep(SETTLE_S)
     return sent_frames(gen) > sent
 
 
-def _stop(gen, trial: Trial, started: float, why: str) -> Pacing:
-    """Stops a trial TRex cannot keep up with; its frames were sent over the time to here."""
+def _stop(gen, trial: Trial, sent: int, at: float, why: str) -> Pacing:
+    """Stops a trial TRex cannot keep up with: its pace is what it had sent by the
+    reading that showed it (frames sent while it is being stopped count, at that pace)."""
     gen.client.stop(ports=gen.tx_ports)
-    sent_for = time.monotonic() - started
     LOG.info("%s: %s: stopped, generator-limited", gen.name, why)
-    return Pacing(max(sent_for, 1e-9), lagged=True,
+    pace = sent / at if at > 0 and sent > 0 else None
+    return Pacing(at, lagged=True, pace_pps=pace,
                   note=f"{why}: it could not keep the rate of {trial.rate_pps:,.0f} pps and "
                        "the trial was stopped")

@@ -116,12 +116,13 @@ def _sample_while_sending(gen, readings: Readings, trial: Trial, interval_s: flo
             pgid = client.get_pgid_stats(readings.pg_ids) if readings.pg_ids else None
             on_interval(readings.take(client.get_stats(ports=ports), pgid, now))
             boundary += interval_s
-            lagged = pacing.check_pace(gen, trial, started, now, readings.tx)
-            if lagged:
-                return lagged
+            if pacing.behind(readings.tx, trial.rate_pps, now, pacing.tolerance_of(gen)):
+                lagged = pacing.check_pace(gen, trial, started)
+                if lagged:
+                    return lagged
             continue
         if now >= due:
-            return pacing.check_due(gen, trial, started, now) or pacing.Pacing(trial.duration_s)
+            return pacing.check_due(gen, trial, started) or pacing.Pacing(trial.duration_s)
         time.sleep(POLL_S)
     return pacing.Pacing(trial.duration_s)
 

@@ -103,7 +103,9 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
     note = pace.note
     if not note and tx < intended * (1 - (0 if trial.burst_frames else tolerance)):
         note = f"TRex sent {tx:,} of the {intended:,} frames asked"
-    seconds = pace.sent_for_s if pace.lagged else trial.duration_s
+    seconds = trial.duration_s
+    if pace.lagged:  # the frames at TRex's pace: the seconds they took
+        seconds = tx / pace.pace_pps if pace.pace_pps else pace.sent_for_s
     ports = {iface.name: {"tx_packets": int(port_stats[n]["opackets"]),
                           "rx_packets": int(port_stats[n]["ipackets"])}
              for n, iface in enumerate(gen.ports)}
