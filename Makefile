@@ -11,7 +11,7 @@ DEMO_ARGS ?= {"duration_s": 2}
 # copy beside the checkout that tests use; empty when none (the demo then uses trafgen)
 TREX_PATH ?= $(firstword $(NSB_TREX_PATH) $(wildcard /opt/nsb_bin/trex/scripts) $(abspath $(wildcard ../shared/tools/trex)))
 
-.PHONY: all deps trex-runtime venv test test-slow unit functional lint demo genconfig bench guest-image clean
+.PHONY: all deps trex-runtime venv test test-slow unit functional lint demo genconfig bench bench-accuracy guest-image clean
 
 all: test
 
@@ -84,6 +84,11 @@ bench: deps trex-runtime venv
 	$(BIN)/python benchmarks/bench_hostile_input.py
 	$(BIN)/python benchmarks/bench_compare.py --pairs 200
 	$(BIN)/python benchmarks/search/run_search_benchmark.py --seeds 200
+
+# the README's accuracy table: reported rates and counts against the DUT's own counters,
+# TRex's latency floor; --pod adds PROX on the hardware-like pod's PCI NICs (boots two VMs)
+bench-accuracy: deps trex-runtime venv
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/python benchmarks/bench_accuracy.py $(ACCURACY_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

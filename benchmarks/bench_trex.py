@@ -94,10 +94,14 @@ def lab_sample(work: Path) -> str:
     prior = kpis.get(best["trial_index"] - 1, {})
     forwarded = sum(kpis[best["trial_index"]][f"port{p}_opackets"]
                     - prior.get(f"port{p}_opackets", 0) for p in (0, 1))
-    seconds = max(best["duration_s"], best["elapsed_s"])
+    # the trial's seconds by TRex's schedule (its duration when kept, else its pace's)
+    seconds = best["elapsed_s"]
+    within = best["extra"].get("known_within_s")
     return (f"lab sample, 64 B: NDR {result['throughput_pps'] / 1e6:.3f} Mpps, limited by "
             f"{result['limited_by']}; testpmd forwarded {forwarded / seconds / 1e6:.3f} Mpps "
-            f"in that trial ({forwarded} frames, TRex received {best['rx_packets']})")
+            f"in that trial ({forwarded} frames in its {seconds:.3f} s, TRex received "
+            f"{best['rx_packets']}" + (f", every frame out by {within:.3f} s)" if within
+                                       else ")"))
 
 
 def control_time(work: Path) -> str:

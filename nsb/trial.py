@@ -89,6 +89,9 @@ class TrialResult:
     rx_missed_packets: int = 0
     # why the generator fell short of the trial (empty when it did not), in words
     generator_note: str = ""
+    # the rate its frames are proven to have left at, at least, by the generator's own
+    # counters (all out by a known time); None when the generator cannot tell
+    proven_tx_pps: float | None = None
 
     @property
     def lost_packets(self) -> int:

@@ -179,7 +179,7 @@ class BackToBackProfile(TrafficProfile):
 def sent_rate(result: TrialResult) -> float:
     """The rate a burst is known to have been sent at, at least: by the generator's own
     counters (TRex: all frames out by ``known_within_s``), else its own clock."""
-    return result.extra.get("proven_tx_pps", result.tx_rate_pps)
+    return result.proven_tx_pps if result.proven_tx_pps is not None else result.tx_rate_pps
 
 
 def spread(found: list[int], line_pps: float) -> dict:

@@ -16,7 +16,7 @@ from nsb.executors.base import TimeoutExpired, tail
 from nsb.frames import Frame, FrameMix
 from nsb.runinfo import short_tag
 from nsb.trial import PERCENTILES, LatencyStats, Trial, TrialResult, burst_shares
-from nsb.vnfs import latency_probe, trafgen_config, trial_frames
+from nsb.vnfs import latency_probe, trafgen_config, trafgen_wire, trial_frames
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
 
@@ -194,11 +194,19 @@ class TrafgenGenerator(TrafficGen):
                     for index, stream in enumerate(self.streams) if counts[index] > 0]
         t0 = time.monotonic()
         self.received.arm(port)
+        tx_ports = [stream.tx for stream, count in zip(self.streams, counts, strict=True)
+                    if count > 0]
+        before = trafgen_wire.tx_counts(self.executor, tx_ports)
         probe = self._start_probe(trial)
         started = time.monotonic()
         senders = [self.executor.start(argv, log_path=self.log, pipes=True) for argv in commands]
         self._processes += senders
         reports = self._wait_senders(senders, trial, started)
+        # the frames still queued in front of the ports when trafgen's loops ended
+        queued_s = trafgen_wire.drained_after(
+            self.executor, before, {p: n for p, (n, _) in zip(tx_ports, reports, strict=True)},
+            self.options["drain_timeout_s"])
+        reports = [(n, t + queued_s) for n, t in reports]
         sent = [n for n, _ in reports]
         elapsed = max((t for _, t in reports), default=time.monotonic() - started)
         t_sent = time.monotonic()
@@ -210,7 +218,8 @@ class TrafgenGenerator(TrafficGen):
                   time.monotonic() - t_drained)
         tx = sum(sent) + probe_sent
         rx = sum(received[s.rx] for s in self.streams) + probe_received
-        # each trafgen's rate over its own send loop: start-up is not part of the trial
+        # each trafgen's rate over its own send loop and its queue's drain (till the
+        # port's kernel tx counter stopped): start-up is not part of the trial
         sent_pps = sum(n / t for n, t in reports if t > 0)
         tolerance = self.options["generator_tolerance_pct"] / 100.0
         limited = bool(reports) and sent_pps < trial.rate_pps * (1 - tolerance)

@@ -47,13 +47,14 @@ def test_results_file_has_task_trials_and_results(tmp_path):
 
 
 def test_error_mid_run_keeps_measured_trials_and_tears_down(tmp_path):
-    plan = build(tmp_path, SimulatedDutGenerator(100_000.0, fail_after_trials=9))
+    # 64 B's search (9 trials to 0.5 % of line rate) and its confirmation, then 128 B's
+    plan = build(tmp_path, SimulatedDutGenerator(100_000.0, fail_after_trials=12))
     with pytest.raises(RunError):
         engine.execute(plan)
     doc = json.loads((tmp_path / "abcd1234" / "results.json").read_text())
     assert doc["task"]["status"] == "error"
     assert "simulated generator failure" in doc["task"]["error"]
-    assert len(doc["trials"]) == 9
+    assert len(doc["trials"]) == 12
     assert len(doc["results"]) == 1  # 64 B finished before the failure
     assert plan.context.undeployed
 

@@ -115,10 +115,11 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
                          intended_packets=intended, rx_missed_packets=rx_missed,
                          generator_note=note)
     extra = {**nsb_named_kpis(result, gen, port_stats), "rx_missed_packets": float(rx_missed)}
+    proven = None
     if pace.known_within_s and not pace.lagged:  # every frame was out by then, no later
         extra["known_within_s"] = pace.known_within_s
-        extra["proven_tx_pps"] = tx / max(pace.known_within_s, trial.duration_s)
-    return replace(result, extra=extra)
+        proven = extra["proven_tx_pps"] = tx / max(pace.known_within_s, trial.duration_s)
+    return replace(result, extra=extra, proven_tx_pps=proven)
 
 
 def nsb_named_kpis(result: TrialResult, gen, port_stats: dict) -> dict[str, float]:
