@@ -59,7 +59,7 @@ functional: deps trex-runtime venv
 	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -q tests/functional
 
 test: deps trex-runtime venv lint
-	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs -m "not slow" tests
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs --durations=40 -m "not slow" tests
 
 # the hardware-like pod's long variants (vfio-pci behind a virtual IOMMU, ...)
 test-slow: deps trex-runtime venv

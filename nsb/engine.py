@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from nsb import plan_checks, plugins, sweep_tags
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
-from nsb.errors import Interrupted, NsbError, RunError
+from nsb.errors import Interrupted, NsbError
 from nsb.event_bus import EventBus
 from nsb.events import (
     Event,
@@ -27,7 +27,6 @@ from nsb.events import (
     TaskStarted,
     TaskStatus,
 )
-from nsb.frames import Frame
 from nsb.nodes import platform
 from nsb.nodes.nfvi import NfviSampler, Watched
 from nsb.nodes.nic_binding import NicBinder
@@ -35,9 +34,10 @@ from nsb.outputs.base import Output
 from nsb.run_nodes import bind_nics, preflight, sign_in, sign_off
 from nsb.runinfo import RunInfo
 from nsb.runners.base import Runner
+from nsb.scenario_hooks import ScenarioHooks, vnf_death
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
 from nsb.traffic_profiles.base import TrafficProfile
-from nsb.traffic_profiles.measurer import Measurer, TrialHooks
+from nsb.traffic_profiles.measurer import Measurer
 from nsb.vnfs.base import TrafficGen, Vnf
 
 LOG = logging.getLogger(__name__)
@@ -276,7 +276,7 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
         teardown.callback(sampler.stop)
         emit = sweep_tags.tagging(bus.emit, scenario.spec.sweep)
         measurer = Measurer(scenario.generator, run.task_id, name, emit,
-                            _ScenarioHooks(scenario, plan.context, run, bus, sampler))
+                            ScenarioHooks(scenario, plan.context, run, bus, sampler))
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:
             measurer.start_iteration(iteration, should_stop)
@@ -287,41 +287,10 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
         except Interrupted:
             raise
         except Exception as exc:  # a VNF that died is the cause, whatever failed next
-            death = _vnf_death(_vnfs(scenario))
+            death = vnf_death(_vnfs(scenario))
             if death is not None and str(death) != str(exc):
                 raise death from exc
             raise
-
-
-class _ScenarioHooks(TrialHooks):
-    """What the run does around a scenario's trials: the NFVi sampled during each,
-    the VNFs checked and their KPIs read after it, their figures added to results."""
-
-    def __init__(self, scenario: ScenarioPlan, context: Context, run: RunInfo, bus: EventBus,
-                 sampler: NfviSampler):
-        self.scenario, self.context, self.run = scenario, context, run
-        self.bus, self.sampler = bus, sampler
-
-    def trial_started(self, index: int) -> None:
-        self.sampler.start(index)
-
-    def trial_measured(self, index: int) -> None:
-        self.sampler.stop()
-        death = _vnf_death(_vnfs(self.scenario))
-        if death is not None:
-            raise death
-        samples = [(vnf.name, vnf.node.name, vnf.collect_kpi()) for vnf in self.scenario.vnfs]
-        samples += [(c.source, c.node, c.kpis) for c in self.context.collect_kpi()]
-        for source, node, kpis in samples:
-            if kpis:
-                self.bus.emit(KpiSample(self.run.task_id, self.scenario.spec.name,
-                                        source=source, node=node, kpis=kpis, trial_index=index))
-
-    def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
-        merged: dict = {}
-        for vnf in self.scenario.vnfs:
-            merged.update(vnf.result_kpis(frame_size, throughput_pps))
-        return merged
 
 
 def _running_versions(vnfs: list[Vnf], run: RunInfo, bus: EventBus) -> None:
@@ -337,29 +306,6 @@ def _running_versions(vnfs: list[Vnf], run: RunInfo, bus: EventBus) -> None:
             by_node.setdefault(vnf.node.name, {}).update(versions)
     for node, versions in by_node.items():
         bus.emit(PlatformFacts(run.task_id, "", node=node, facts={"versions": versions}))
-
-
-def _vnf_death(vnfs: list[Vnf]) -> RunError | None:
-    """'testpmd0 (testpmd) on node sut was killed by SIGKILL during the run; ...' for
-    the first VNF whose long-running process has ended, else None."""
-    for vnf in vnfs:
-        for process in vnf.processes():
-            try:
-                code = process.poll()
-            except Exception:  # noqa: BLE001  (a lost SSH session says nothing here)
-                continue
-            if code is None:
-                continue
-            if code < 0:
-                try:
-                    how = f"was killed by {signal.Signals(-code).name}"
-                except ValueError:
-                    how = f"was killed by signal {-code}"
-            else:
-                how = f"exited with code {code}"
-            return RunError(f"{vnf.name} ({vnf.spec.type}) on node {vnf.node.name} {how} "
-                            "during the run; the trials measured before are kept")
-    return None
 
 
 def _nfvi_sampler(scenario: ScenarioPlan, run: RunInfo, bus: EventBus) -> NfviSampler:

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from nsb.frames import Frame
 from nsb.intervals import IntervalSample
+from nsb.loss_budget import TrialPaths
 from nsb.trial import LatencyStats, Trial, TrialResult
 
 
@@ -97,7 +98,8 @@ class TrialStarted(Event):
 
 @dataclass(frozen=True)
 class TrialDone(Event):
-    """One trial's counters and the profile's verdict on it."""
+    """One trial's counters and the profile's verdict on it; ``path``: where its frames
+    went, per direction hop by hop (None where the run does not lay them out)."""
 
     iteration: int
     trial_index: int
@@ -107,6 +109,7 @@ class TrialDone(Event):
     lower_pct: float
     upper_pct: float
     reason: str = ""
+    path: TrialPaths | None = None
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,9 @@ def _add_show(actions) -> None:
                       help="a task id or a unique prefix of one (ids start with the UTC "
                            "start time, YYMMDD-HHMMSS), or a results directory")
     add_results_dir(show)
+    show.add_argument("--path", action="store_true",
+                      help="where the frames died: per result the hop to blame and the "
+                           "path of the trial it was found in, hop by hop")
     show.set_defaults(handler=cmd_task_show)
 
 

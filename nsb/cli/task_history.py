@@ -25,4 +25,8 @@ def cmd_task_show(args) -> int:
     print(history.render_show(task), end="")
     sys.stdout.flush()
     commands.print_tables(formats.text_tables([task], [task.id]))
+    if getattr(args, "path", False):
+        from nsb.report import paths
+
+        print("\n".join(paths.lines(task)))
     return 0

@@ -6,8 +6,10 @@ import abc
 from dataclasses import dataclass
 
 # a context's vocabulary, re-used by every context
+from nsb.nodes import link_counters
 from nsb.nodes.node import Endpoint, Interface, Node, SshAccess  # noqa: F401
 from nsb.plugin import Plugin
+from nsb.port_counts import PortCount
 from nsb.runinfo import RunInfo
 from nsb.task.model import PluginSpec
 
@@ -86,6 +88,22 @@ class Context(Plugin):
         """KPIs of what the context runs itself (the standalone host's OVS-DPDK), read
         after every trial as the VNFs' are; none by default."""
         return []
+
+    def port_counts(self, nodes: list[str]) -> dict[Endpoint, PortCount]:
+        """The kernel's cumulative counters of the linked kernel interfaces (veths, taps,
+        a NIC on its kernel driver known by its name) of ``nodes``: the wires' own
+        counts at both their ends; one ``ip -s -j link`` per node."""
+        counts: dict[Endpoint, PortCount] = {}
+        for name in nodes:
+            node = self.nodes.get(name)
+            if node is None or node.executor is None:
+                continue
+            kernel = [i.name for i in node.interfaces.values()
+                      if (i.peer or i.cabled_to) and i.kind == "veth" and not i.pci]
+            if kernel:
+                counted = link_counters.port_counts(node.executor, kernel)
+                counts.update({Endpoint(name, iface): c for iface, c in counted.items()})
+        return counts
 
     def describe(self) -> dict:
         return {

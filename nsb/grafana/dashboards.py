@@ -28,7 +28,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import panels, soak_panels
+from nsb.grafana import hop_panels, panels, soak_panels
 from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
 from nsb.outputs.influxdb import names as m
 
@@ -139,7 +139,8 @@ def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
     return _with_panels(board, [
         panels.offered_and_received(ds), panels.search_interval(ds), panels.loss_per_trial(ds),
         panels.trial_latency(ds, ["avg", *measures.latency_percentiles]),
-        panels.generator_ports(ds)])
+        panels.generator_ports(ds), hop_panels.lost_per_hop(ds),
+        hop_panels.lost_per_trial(ds)])
 
 
 def nfvi(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:

@@ -30,7 +30,7 @@ def _series(ds: dm.DataSourceRef, measurement: str, title: str, description: str
 def loss_per_interval(ds: dm.DataSourceRef) -> timeseries.Panel:
     return _series(ds, m.SOAK, "Soak: loss per interval", "Frames lost in each interval "
                    "of the long trial, in % of the frames sent in it (frames in flight at a "
-                   "boundary count in the next interval).", "percent",
+                   "boundary belong to the interval that sent them).", "percent",
                    [(field(m.LOSS_PCT), "loss"), (field(m.LOST_PACKETS), "lost frames")]
                    ).min(0)
 

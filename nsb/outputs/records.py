@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from nsb import units
+from nsb import loss_budget, units
 from nsb.events import (
     Event,
     KpiSample,
@@ -46,7 +46,7 @@ def trial_record(event: TrialDone) -> dict:
         "search_lower_pct": event.lower_pct, "search_upper_pct": event.upper_pct,
         "intended_packets": result.intended_packets,
         "latency": latency_record(result.latency), "ports": result.ports,
-        "extra": result.extra,
+        "extra": result.extra, "path": loss_budget.record(event.path),
     }
 
 

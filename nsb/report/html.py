@@ -10,7 +10,7 @@ position on the command line, m the scenario's in its task, both from 1:
   ``-throughput-chart``, ``-latency-chart``, ``-trajectory-{frame}-chart``,
   ``-histogram-chart``, ``-cpu-chart``, ``-cores{k}-chart``, ``-processes-table``,
   ``-trials-table``, ``-counters-table``, ``-b2b-table``, ``-frame-loss-chart``
-  (nsb.report.rfc2544): one scenario
+  (nsb.report.rfc2544), ``-path-{frame}`` (nsb.report.path_html): one scenario
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from html import escape
 
 from nsb import __version__
 from nsb.events import TaskStatus
-from nsb.report import charts, compare, summary
+from nsb.report import charts, compare, path_html, summary
 from nsb.report import html_tables as tables
 from nsb.report.loading import TaskResults
 
@@ -90,7 +90,7 @@ def render(tasks: list[TaskResults], labels: list[str] | None = None) -> str:
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title>", f"<style>{CSS}</style>",
+        f"<title>{escape(title)}</title>", f"<style>{CSS}{path_html.CSS}</style>",
         f'<script type="text/javascript">{get_plotlyjs()}</script>', "</head><body>",
         f'<header class="page"><h1>{escape(title)}</h1>'
         f"<p>Generated {escape(generated)} by nsb {escape(__version__)} from "
@@ -221,6 +221,7 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
         out.append('<p class="note">No results: no frame size finished.</p>')
     from nsb.report import soak
 
+    out.append(path_html.section(results, trials, prefix))
     out.append(soak.section(task, scenario, prefix, chart))
     if trials:
         frames = list(dict.fromkeys(t.get("frame_size") for t in trials))

@@ -22,6 +22,12 @@ _BUCKET = {"type": "object", "required": ["le_us"],
 _LATENCY = {"type": ["object", "null"], "properties": {
     "histogram": {"type": ["array", "null"], "items": _BUCKET}}}
 _NIC = {"type": "object"}
+_PATH = {"type": ["object", "null"], "properties": {
+    "directions": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+        "points": {"type": ["array", "null"], "items": {"type": "object"}},
+        "losses": {"type": ["array", "null"], "items": {"type": "object"}},
+        "blind": {"type": ["array", "null"], "items": {"type": "string"}}}}},
+    "worst": _OBJECT}}
 _FACTS = {"type": "object", "properties": {
     "nics": {"type": ["object", "null"], "additionalProperties": _NIC},
     "versions": _OBJECT}}
@@ -43,9 +49,10 @@ SHAPE = {
         "trials": {"type": "array", "items": {"type": "object", "properties": {
             "verdict": _TEXT, "reason": _TEXT, "requested_rate_pct": _NUM,
             "requested_rate_pps": _NUM, "iteration": {"type": ["integer", "null"]},
-            "latency": _LATENCY}}},
+            "latency": _LATENCY, "path": _PATH}}},
         "results": {"type": "array", "items": {"type": "object", "properties": {
-            "latency": _LATENCY, "limited_by": _TEXT}}},
+            "latency": _LATENCY, "limited_by": _TEXT, "lossy_hop": _OBJECT,
+            "warnings": {"type": ["array", "null"], "items": {"type": "string"}}}}},
         "kpis": {"type": "array", "items": {"type": "object", "properties": {
             "source": _TEXT, "node": _TEXT, "kpis": _NUMBERS,
             "trial_index": {"type": ["integer", "null"]}}}},

@@ -24,6 +24,7 @@ from nsb.events import (
     Verdict,
 )
 from nsb.frames import Frame
+from nsb.loss_budget import TrialPaths
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
 
@@ -105,9 +106,14 @@ class TrialHooks:
     def trial_started(self, index: int) -> None:
         """Traffic of trial ``index`` is about to start."""
 
-    def trial_measured(self, index: int) -> None:
-        """Traffic of trial ``index`` has ended. An NsbError (a VNF died) is raised
-        to the profile once the trial is recorded: the trial is kept."""
+    def trial_measured(self, index: int, result: TrialResult | None = None) -> None:
+        """Traffic of trial ``index`` has ended (``result``: its counters, None for a
+        sample without a trial). An NsbError (a VNF died) is raised to the profile
+        once the trial is recorded: the trial is kept."""
+
+    def trial_paths(self, index: int) -> TrialPaths | None:
+        """Where trial ``index``'s frames went, per direction (after trial_measured)."""
+        return None
 
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         """Figures added to the result of a frame size (``ResultReady.extra``)."""
@@ -134,6 +140,8 @@ class Measurer:
         self._best_short: dict[Frame, TrialResult] = {}
         # per frame size, every judged trial (result, verdict): the evidence of its answer
         self._judged: dict[Frame, list[tuple[TrialResult, Verdict]]] = {}
+        # per trial (by its result), its index and where its frames went
+        self._paths: dict[int, tuple[int, TrialPaths]] = {}
 
     @property
     def ports(self) -> int:
@@ -145,6 +153,7 @@ class Measurer:
         self.iteration, self.should_stop = iteration, should_stop
         self._best_short.clear()
         self._judged.clear()
+        self._paths.clear()
 
     def check_stop(self) -> None:
         """Unwinds a search the runner asked to stop (``SearchStopped``)."""
@@ -168,11 +177,14 @@ class Measurer:
         verdict, reason = judge(result)
         reason = f"{why}: {reason}" if why and reason else why or reason
         self._record(result, verdict)
+        path = self.hooks.trial_paths(index)
+        if path is not None:
+            self._paths[id(result)] = (index, path)
         done = after(verdict) if after is not None else at
         self.emit(TrialDone(self.task_id, self.scenario, iteration=self.iteration,
                             trial_index=index, result=result, verdict=verdict,
                             rate_pct=done.rate_pct, lower_pct=done.lower_pct,
-                            upper_pct=done.upper_pct, reason=reason))
+                            upper_pct=done.upper_pct, reason=reason, path=path))
         if hook_error is not None:  # e.g. a VNF died: raised once the trial is recorded
             raise hook_error
         return Measurement(index, result, verdict, reason)
@@ -188,7 +200,7 @@ class Measurer:
                 self.hooks.trial_measured(index)
             raise
         try:
-            self.hooks.trial_measured(index)
+            self.hooks.trial_measured(index, result)
         except NsbError as exc:
             return result, exc
         return result, None
@@ -227,6 +239,9 @@ class Measurer:
             best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         judged = self._judged.pop(frame_size, [])
         extra = {**(extra or {}), "evidence": evidence_of or evidence(best, judged)}
+        blamed = self._blamed(best, judged)
+        if blamed is not None:
+            extra["lossy_hop"] = blamed
         if best is None and not reason:
             rates = sorted({r.trial.rate_pps for r, _ in judged})
             tried = f"; tried {len(rates)} rates, {rates[0]:,.0f}-{rates[-1]:,.0f} pps" \
@@ -245,6 +260,23 @@ class Measurer:
             extra={**extra, **self.hooks.result_kpis(frame_size, pps)},
             limited_reason=reason, warnings=tuple(warnings)))
         self._best_short.pop(frame_size, None)
+
+    def _blamed(self, best: TrialResult | None,
+                judged: list[tuple[TrialResult, Verdict]]) -> dict | None:
+        """The hop and kind that lost the most where the answer's limit was: in the
+        answer's own trial when it lost frames, else in the failed trial just above it."""
+        if best is not None and best.lost_packets > 0:
+            chosen = best
+        else:
+            above = [r for r, v in judged if v == FAIL and
+                     (best is None or r.trial.rate_pps > best.trial.rate_pps)]
+            chosen = min(above, key=lambda r: r.trial.rate_pps, default=None)
+        index, path = self._paths.get(id(chosen), (None, None)) if chosen else (None, None)
+        worst = path.worst() if path is not None else None
+        if worst is None:
+            return None
+        return {"trial_index": index, "hop": worst.hop, "kind": worst.kind,
+                "frames": worst.frames, "words": worst.words}
 
     def answer(self, frame_size: Frame, best: TrialResult | None,
                limited_by: LimitedBy) -> TrialResult | None:

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from nsb.contexts.base import Context, Node
 from nsb.frames import Frame
 from nsb.intervals import IntervalSample
+from nsb.paths import pairs_forwarding
 from nsb.plugin import Plugin
+from nsb.port_counts import PortCount
 from nsb.runinfo import RunInfo
 from nsb.task.model import VnfSpec
 from nsb.trial import Trial, TrialResult
@@ -102,6 +104,18 @@ class Vnf(Plugin):
         """Return once the VNF forwards; raise RunError with its log tail if it died."""
 
     def collect_kpi(self) -> dict[str, float]:
+        return {}
+
+    def forwarding(self) -> dict[str, str]:
+        """Where this VNF sends a frame that came in by one of its node's interfaces
+        (interface name to interface name): by default its node's linked interfaces in
+        pairs, each to the other, as a DUT between port pairs forwards."""
+        return pairs_forwarding([i.name for i in self.node.interfaces.values() if i.peer])
+
+    def port_counts(self, kpis: dict[str, float]) -> dict[str, PortCount]:
+        """Its ports' cumulative counters (by interface name) from ``kpis``, what its
+        ``collect_kpi`` read after a trial: what it received, sent and dropped there.
+        None by default: its ports are blind, unless the node's kernel counts them."""
         return {}
 
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:

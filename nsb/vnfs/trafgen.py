@@ -228,8 +228,7 @@ class TrafgenGenerator(TrafficGen):
         if limited:
             LOG.info("trafgen sent %.0f pps of %.0f asked: generator-limited", sent_pps,
                      trial.rate_pps)
-        ports = {s.tx: {"tx_packets": n, "rx_packets": received[s.rx]}
-                 for s, n in zip(self.streams[:len(sent)], sent, strict=True)}
+        ports = port_counts(self.streams[:len(sent)], sent, received)
         return TrialResult(trial=replace(trial, flows=flows), tx_packets=tx, rx_packets=rx,
                            elapsed_s=elapsed, latency=latency, generator_limited=limited,
                            ports=ports, measured_tx_pps=sent_pps + probe_sent / trial.duration_s,
@@ -378,6 +377,17 @@ def latency_from_report(summary: dict | None) -> LatencyStats | None:
                         avg_us=summary["avg_us"], max_us=summary["max_us"],
                         percentiles_us=dict(summary["percentiles_us"]),
                         histogram=[(edge, count) for edge, count in summary["histogram"]])
+
+
+def port_counts(streams, sent: list[int], received: dict[str, int]) -> dict[str, dict]:
+    """Per port what it sent (its stream's frames) and received (what arrived on it)."""
+    ports: dict[str, dict] = {}
+    for stream, count in zip(streams, sent, strict=True):
+        for name in (stream.tx, stream.rx):
+            ports.setdefault(name, {"tx_packets": 0, "rx_packets": 0})
+        ports[stream.tx]["tx_packets"] += count
+        ports[stream.rx]["rx_packets"] = received[stream.rx]
+    return ports
 
 
 def parse_trafgen_report(output: str, code: int | None, gen: TrafgenGenerator) -> tuple[int, float]:

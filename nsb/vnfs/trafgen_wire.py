@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from nsb.executors.base import Executor
-from nsb.vnfs import link_counters
+from nsb.nodes import link_counters
 
 POLL_S = 0.02
 

@@ -16,7 +16,7 @@ import logging
 
 from nsb.errors import RunError
 from nsb.executors.base import Executor
-from nsb.vnfs import link_counters
+from nsb.nodes import link_counters
 
 LOG = logging.getLogger(__name__)
 

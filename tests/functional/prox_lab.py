@@ -33,9 +33,11 @@ def running_sample(results_dir: Path, **task_args):
 
 
 @contextlib.contextmanager
-def deployed(results_dir: Path, task_file: Path, task_args: dict, ready_s: float):
+def deployed(results_dir: Path, task_file: Path, task_args: dict, ready_s: float,
+             with_context: bool = False):
     """A task's first scenario in-process: context deployed, its VNFs and generator
-    ready within ``ready_s``; torn down in reverse afterwards."""
+    ready within ``ready_s``; torn down in reverse afterwards. Yields the scenario, or
+    (scenario, context) ``with_context``."""
     task = loader.load(task_file, task_args)
     task_id = uuid.uuid4().hex[:8]
     run = RunInfo(task_id=task_id, task=task, results_dir=results_dir / task_id,
@@ -50,4 +52,4 @@ def deployed(results_dir: Path, task_file: Path, task_args: dict, ready_s: float
             vnf.instantiate()
         for vnf in [*scenario.vnfs, scenario.generator]:
             vnf.wait_until_ready(ready_s)
-        yield scenario
+        yield (scenario, plan.context) if with_context else scenario

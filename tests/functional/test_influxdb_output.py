@@ -36,6 +36,7 @@ from nsb.events import (
 )
 from nsb.grafana import dashboards
 from nsb.intervals import IntervalSample
+from nsb.loss_budget import Budget, Loss, Point, TrialPaths
 from nsb.outputs.file import FileOutput
 from nsb.outputs.influxdb import client as influx_client
 from nsb.outputs.influxdb import push as results_push
@@ -71,7 +72,7 @@ class KpiVnf(Vnf):
     def __init__(self):
         self.name = "vnf0"
         self.spec = SimpleNamespace(type="kpi_double", name="vnf0")
-        self.node = SimpleNamespace(name="sut")
+        self.node = SimpleNamespace(name="sut", interfaces={})
         self.options = {}
         self.samples = 0
 
@@ -194,6 +195,16 @@ def assert_no_secrets(tmp_path: Path, caplog, *secrets: str) -> None:
                 assert secret.encode() not in path.read_bytes(), path
 
 
+def _path(sent: int, received: int) -> TrialPaths:
+    """One direction whose loss is half the DUT's receive side, half the link back."""
+    rx_drop = (sent - received) // 2
+    points = (Point("tg:xe0 tx", sent), Point("sut:xe0 arrived", sent),
+              Point("sut:xe0 rx", sent - rx_drop), Point("tg:xe1 rx", received))
+    return TrialPaths((Budget("tg:xe0 -> tg:xe1", sent, received, points, (
+        Loss("sut:xe0 rx", "rx_dropped", rx_drop),
+        Loss("link sut:xe1 -> tg:xe1", "link", sent - received - rx_drop))),))
+
+
 def synthetic_events() -> list[Event]:
     """One of every kind of event the output turns into points, near now."""
     now = time.time() - 60
@@ -223,7 +234,8 @@ def synthetic_events() -> list[Event]:
         events.append(TrialDone(TASK_ID, "sc1", iteration=0, trial_index=index, result=result,
                                 verdict=["fail", "pass", "generator_limited"][index],
                                 rate_pct=100.0 / (index + 1), lower_pct=0.0,
-                                upper_pct=100.0, reason="r", timestamp=now + 1 + index))
+                                upper_pct=100.0, reason="r", timestamp=now + 1 + index,
+                                path=_path(int(rate), rx // 2) if index == 0 else None))
         events.append(KpiSample(TASK_ID, "sc1", source="testpmd0", node="sut",
                                 kpis={"port0_ipackets": 123456789.0 + index,
                                       "port0_imissed": 0.0}, trial_index=index,
@@ -395,7 +407,7 @@ def test_v2_victoria_metrics_pipeline_every_sample_once(tmp_path, caplog):
         engine.execute(plan, [events.append])
         expected = expected_points(events)
         assert {p.measurement for p in expected} == {"nsb_task", "nsb_trial", "nsb_trial_port",
-                                                     "nsb_result", "nsb_kpi"}
+                                                     "nsb_result", "nsb_kpi", "nsb_hop"}
         assert (out.sent_points, out.spooled_points) == (len(expected), 0)
         want = as_samples(expected)
         assert_same_samples(stored_samples(server, len(want)), want)

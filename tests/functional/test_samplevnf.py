@@ -111,17 +111,18 @@ def test_vfw_forwards_what_its_rules_accept_and_drops_the_rest(tmp_path, pools):
         blocked = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(5001),), latency=False))
         back = gen.run_trial(Trial(64, 1500, 1.0, packets=(downlink(2001),), latency=False))
         after = vfw.collect_kpi()
-    assert passed.tx_packets == 2000 and passed.rx_packets == passed.tx_packets
-    assert passed.ports["xe1"]["rx_packets"] == 2000
+    # a stream started for 1 s at 2000 pps: TRex's stop may let the frame due at 1 s out
+    assert passed.tx_packets in (2000, 2001) and passed.rx_packets == passed.tx_packets
+    assert passed.ports["xe1"]["rx_packets"] == passed.tx_packets
     # vFW's own counters: what TRex sent came in; what TRex got back, its rule accepted
     assert delta(middle, before, "packets_in") == passed.tx_packets
     assert delta(middle, before, "action3_packets") == passed.rx_packets
     assert delta(middle, before, "packets_acl_forwarded") == passed.rx_packets
-    assert blocked.tx_packets == 2000 and blocked.rx_packets == 0
+    assert blocked.tx_packets in (2000, 2001) and blocked.rx_packets == 0
     assert delta(after, middle, "action1_packets") == blocked.tx_packets
     assert delta(after, middle, "packets_dropped_without_rule") == blocked.tx_packets
-    assert back.rx_packets == back.tx_packets == 1500
-    assert back.ports["xe0"]["rx_packets"] == 1500
+    assert back.rx_packets == back.tx_packets and back.tx_packets in (1500, 1501)
+    assert back.ports["xe0"]["rx_packets"] == back.tx_packets
     assert delta(after, middle, "action4_packets") == back.rx_packets
     assert delta(after, before, "packets_in") == sum(r.tx_packets for r in (passed, blocked,
                                                                             back))
@@ -147,10 +148,12 @@ def test_vfw_run_to_completion_counts_exactly_after_the_warm_up(tmp_path, pools)
         after = vfw.collect_kpi()
     # the warm-up lost at most what the second sockets' rings hold, 512 frames per port
     assert 0 <= sum(lost) <= 2 * 512, lost
-    assert trial.rx_packets == trial.tx_packets == 4000
+    assert trial.rx_packets == trial.tx_packets and 4000 <= trial.tx_packets <= 4002
     assert delta(after, before, "packets_in") == trial.tx_packets
-    assert delta(after, before, "action3_packets") == trial.ports["xe1"]["rx_packets"] == 2000
-    assert delta(after, before, "action4_packets") == trial.ports["xe0"]["rx_packets"] == 2000
+    assert delta(after, before, "action3_packets") == trial.ports["xe1"]["rx_packets"] == \
+        trial.ports["xe0"]["tx_packets"]
+    assert delta(after, before, "action4_packets") == trial.ports["xe0"]["rx_packets"] == \
+        trial.ports["xe1"]["tx_packets"]
     assert gone(task_id) == []
 
 
@@ -191,14 +194,15 @@ def test_udp_replay_reflects_through_vfw_back_to_trex(tmp_path, pools):
         trial = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(2001),), latency=False,
                                     reflected=True))
         vfw_after, replay_after = vfw.collect_kpi(), replay.collect_kpi()
-    assert trial.tx_packets == trial.rx_packets == 2000
-    assert trial.ports == {"xe0": {"tx_packets": 2000, "rx_packets": 2000},
-                           "xe1": {"tx_packets": 0, "rx_packets": 0}}
-    assert delta(replay_after, replay_before, "port0_rx_packets") == 2000
-    assert delta(replay_after, replay_before, "port0_tx_packets") == 2000
+    sent = trial.tx_packets
+    assert trial.rx_packets == sent and sent in (2000, 2001)
+    assert trial.ports == {"xe0": {"tx_packets": sent, "rx_packets": sent, "rx_missed": 0},
+                           "xe1": {"tx_packets": 0, "rx_packets": 0, "rx_missed": 0}}
+    assert delta(replay_after, replay_before, "port0_rx_packets") == sent
+    assert delta(replay_after, replay_before, "port0_tx_packets") == sent
     assert delta(replay_after, replay_before, "packets_dropped") == 0
-    assert delta(vfw_after, vfw_before, "action3_packets") == 2000  # on its way out
-    assert delta(vfw_after, vfw_before, "action4_packets") == 2000  # reflected back
+    assert delta(vfw_after, vfw_before, "action3_packets") == sent  # on its way out
+    assert delta(vfw_after, vfw_before, "action4_packets") == sent  # reflected back
     assert gone(task_id) == []
 
 
@@ -214,7 +218,8 @@ def test_the_correlated_sample_runs_in_the_lab(results_conf, tmp_path, pools):
     # NSB's Throughput of correlated traffic counts what came back twice
     assert result["correlated_throughput_fps"] == pytest.approx(2 * result["throughput_pps"])
     for trial in doc["trials"]:  # uplinks only, back where they left
-        assert trial["ports"]["xe1"] == {"tx_packets": 0, "rx_packets": 0}, trial
+        assert trial["ports"]["xe1"] == {"tx_packets": 0, "rx_packets": 0, "rx_missed": 0}, \
+            trial
     replay = {k["trial_index"]: k["kpis"] for k in doc["kpis"] if k["source"] == "tg__1"}
     lossless = [t for t in doc["trials"] if t["rx_packets"] == t["tx_packets"]]
     assert lossless, doc["trials"]
@@ -270,8 +275,9 @@ def test_vacl_forwards_what_its_rules_accept_and_drops_the_rest(tmp_path, pools)
         passed = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(2001),), latency=False))
         blocked = gen.run_trial(Trial(64, 2000, 1.0, packets=(uplink(5001),), latency=False))
         after = acl.collect_kpi()
-    assert passed.rx_packets == passed.tx_packets == 2000 and blocked.rx_packets == 0
-    assert delta(after, before, "packets_in") == 4000
+    assert passed.rx_packets == passed.tx_packets and passed.tx_packets in (2000, 2001)
+    assert blocked.rx_packets == 0
+    assert delta(after, before, "packets_in") == passed.tx_packets + blocked.tx_packets
     assert delta(after, before, "packets_fwd") == passed.rx_packets
     assert delta(after, before, "packets_dropped") == blocked.tx_packets
     assert delta(after, before, "action1_packets") == blocked.tx_packets

@@ -70,7 +70,8 @@ def test_the_panels_of_each_dashboard(boards):
         "Latency vs frame size: task $task_id", "Results per frame size", "Platform"]
     assert titles[TRIALS_UID] == [
         "Offered and received rate per trial", "Search interval (% of line rate)",
-        "Loss per trial", "Latency per trial", "Generator ports per trial"]
+        "Loss per trial", "Latency per trial", "Generator ports per trial",
+        "Frames lost per hop", "Frames lost per hop, trial by trial"]
     assert titles[NFVI_UID] == [
         "CPU per VNF process", "Memory (RSS) per VNF process",
         "Context switches per VNF process", "CPU utilisation per core",

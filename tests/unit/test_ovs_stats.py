@@ -26,7 +26,9 @@ def test_dump_ports_gives_each_port_s_packets_and_drops():
 
 def test_the_bridge_s_ports_are_numbered_in_their_order_and_drops_summed():
     kpis = port_kpis(port_counters(DUMP_PORTS), ["xe0", "br0-1b"])
-    assert kpis == {"port0_ipackets": 2034, "port0_opackets": 0, "port1_ipackets": 0,
-                    "port1_opackets": 2031, "packets_dropped": 4}
+    assert kpis == {"port0_ipackets": 2034, "port0_opackets": 0, "port0_rx_dropped": 3,
+                    "port0_tx_dropped": 0, "port1_ipackets": 0, "port1_opackets": 2031,
+                    "port1_rx_dropped": 0, "port1_tx_dropped": 1, "packets_dropped": 4}
     assert port_kpis({}, ["xe0"]) == {"port0_ipackets": 0, "port0_opackets": 0,
+                                      "port0_rx_dropped": 0, "port0_tx_dropped": 0,
                                       "packets_dropped": 0}

@@ -151,12 +151,12 @@ def test_loss_on_the_generators_own_receive_path_is_not_the_duts():
 
     trial = Trial(64, 100_000, 1.0)
     missed_all = stats.trial_result(trial, _Gen(), _counters(50_000, 49_900), Pacing(1.0),
-                                    None, rx_missed=200)
+                                    None, missed_by_port={1: 200})
     assert missed_all.loss_pct > 0.01 and missed_all.dut_loss_pct == 0
     verdict, why = judge(missed_all, 0.01)
     assert verdict == Verdict.GENERATOR_LIMITED and "receive path dropped 200" in why
     missed_some = stats.trial_result(trial, _Gen(), _counters(50_000, 49_000), Pacing(1.0),
-                                     None, rx_missed=200)
+                                     None, missed_by_port={1: 200})
     assert judge(missed_some, 0.01)[0] == Verdict.FAIL  # 1,600 of the 2,000 were the DUT's
     assert judge(stats.trial_result(trial, _Gen(), _counters(50_000, 50_000), Pacing(1.0),
                                     None), 0.01)[0] == Verdict.PASS

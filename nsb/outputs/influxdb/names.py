@@ -34,7 +34,10 @@ KPI = "nsb_kpi"
 # interval's counts, loss and latency) and PLRsearch's estimate after each trial (nsb_plr)
 SOAK = "nsb_soak"
 PLR = "nsb_plr"
-MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI, SOAK, PLR)
+# where a trial's frames died: per loss along a direction's path (tags path, hop, kind;
+# field lost_packets), and per direction (hop "path", kind "total") its totals
+HOP = "nsb_hop"
+MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI, SOAK, PLR, HOP)
 
 # tags
 TASK_ID = "task_id"
@@ -48,6 +51,9 @@ NODE = "node"
 KIND = "kind"  # of a KPI source: vnf, nfvi or node
 PORT = "port"
 DIRECTION = "direction"
+PATH = "path"  # of nsb_hop: a direction, "tg:xe0 -> tg:xe1"
+HOP_TAG = "hop"
+DROP_KIND = "kind"  # of a loss: imissed, link, forwarding, ... (nsb.port_counts.WORDS)
 
 # nsb_trial fields
 REQUESTED_RATE_PPS = "requested_rate_pps"
@@ -71,6 +77,7 @@ INTERVAL = "interval"
 START_S = "start_s"
 END_S = "end_s"
 LOST_PACKETS = "lost_packets"
+UNACCOUNTED = "unaccounted_packets"
 # nsb_plr fields (and LOST_PACKETS)
 ESTIMATE_PPS = "estimate_pps"
 STDEV_PPS = "stdev_pps"

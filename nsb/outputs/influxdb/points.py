@@ -28,8 +28,8 @@ from nsb.events import (
     TrialDone,
     Verdict,
 )
+from nsb.outputs.influxdb import hop_points, soak_points
 from nsb.outputs.influxdb import names as n
-from nsb.outputs.influxdb import soak_points
 from nsb.trial import LatencyStats
 
 RESERVED_KEYS = ("time",)  # InfluxDB 1.x refuses a field named time
@@ -133,7 +133,7 @@ class PointBuilder:
         elif isinstance(event, PlatformFacts):
             made = [self._platform(event)]
         elif isinstance(event, TrialDone):
-            made = [self._trial(event), *self._trial_ports(event)]
+            made = [self._trial(event), *self._trial_ports(event), *self._hops(event)]
         elif isinstance(event, ResultReady):
             made = [self._result(event)]
         elif isinstance(event, KpiSample):
@@ -205,6 +205,13 @@ class PointBuilder:
         tags = self._tags(event, **{n.FRAME_SIZE: trial.frame_size, n.VERDICT: event.verdict},
                           **self._scenario_tags(event))
         return self._point(n.TRIAL, event, tags, fields)
+
+    def _hops(self, event: TrialDone) -> list[InfluxPoint]:
+        """Where the trial's frames died, a point per loss along each direction."""
+        scenario = self._scenario_tags(event)
+        return [self._point(n.HOP, event, self._tags(event, **tags,
+                                                     generator=scenario.get("generator")),
+                            fields) for tags, fields in hop_points.parts(event)]
 
     def _trial_ports(self, event: TrialDone) -> list[InfluxPoint]:
         """Two points per generator port: what it counted sent (tx) and received (rx)."""

@@ -11,8 +11,11 @@ import abc
 import logging
 import time
 
+from nsb import port_counts
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
+from nsb.paths import pairs_forwarding
+from nsb.port_counts import PortCount
 from nsb.vnfs import hugepages
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.dpdk import eal
@@ -206,6 +209,19 @@ class DpdkApp(Vnf):
         reply = dpdk_telemetry.query(self.executor, self.file_prefix,
                                      [f"/ethdev/stats,{p}" for p in ports])
         return dpdk_telemetry.port_stats_kpis(reply, ports)
+
+    def forwarding(self) -> dict[str, str]:
+        """Its ports in pairs, in the EAL's order: 0 <-> 1, 2 <-> 3, ..."""
+        return pairs_forwarding([i.name for i in self.interfaces])
+
+    def port_counts(self, kpis: dict[str, float]) -> dict[str, PortCount]:
+        """Each port's ethdev counters (DPDK telemetry): ipackets, opackets, and the
+        frames it missed (imissed: its ring overflowed), could not buffer (rx_nombuf),
+        received in error or failed to send."""
+        return {iface.name: port_counts.from_kpis(kpis, f"port{number}_",
+                                                  dpdk_telemetry.COUNTER_KINDS)
+                for number, iface in enumerate(self.interfaces)
+                if f"port{number}_ipackets" in kpis}
 
     def terminate(self) -> None:
         if self.process is not None:

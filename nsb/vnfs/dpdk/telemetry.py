@@ -58,6 +58,11 @@ def query(executor: Executor, file_prefix: str, commands: list[str],
                        f"{result.stdout[:200]!r}") from None
 
 
+# ethdev counters as a port's counts (nsb.port_counts): received, sent, drops by kind
+COUNTER_KINDS = {"ipackets": "rx", "opackets": "tx", "imissed": "imissed",
+                 "rx_nombuf": "rx_nombuf", "ierrors": "ierrors", "oerrors": "oerrors"}
+
+
 def port_stats_kpis(reply: dict, ports: list[int]) -> dict[str, float]:
     """Flatten ``/ethdev/stats,N`` replies into ``port<N>_<counter>`` KPIs."""
     kpis: dict[str, float] = {}

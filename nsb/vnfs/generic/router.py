@@ -14,8 +14,7 @@ import time
 
 from nsb.errors import RunError
 from nsb.executors.local import LocalExecutor
-from nsb.nodes import node_ledger, node_leftovers
-from nsb.vnfs import link_counters
+from nsb.nodes import link_counters, node_ledger, node_leftovers
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.generic import router_addresses
 from nsb.vnfs.generic.router_state import LinuxRouter, kernel_names

@@ -70,8 +70,10 @@ class OvsDaemons:
                 f"OVS_DBDIR={self.work_dir}"]
 
     def vsctl(self, *args: str) -> str:
+        """ovs-vsctl waiting up to a minute for vswitchd: adding DPDK ports probes their
+        devices, which took over 10 s in a TCG guest on a busy host."""
         return self.executor.run([*self._env(), "ovs-vsctl", f"--db=unix:{self.work_dir}/db.sock",
-                                  "--timeout=10", *args], timeout=20).stdout
+                                  "--timeout=60", *args], timeout=75).stdout
 
     def ofctl(self, bridge: str, *args: str) -> str:
         return self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", *args[:1],

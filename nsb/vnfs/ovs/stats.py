@@ -63,13 +63,21 @@ def port_counters(text: str) -> dict[str, dict[str, float]]:
 
 
 def port_kpis(counters: dict[str, dict[str, float]], ports: list[str]) -> dict[str, float]:
-    """``ports`` as ``port<k>_ipackets`` and ``port<k>_opackets`` in their order, and
-    ``packets_dropped``, their drops summed."""
+    """``ports`` as ``port<k>_ipackets``, ``port<k>_opackets``, ``port<k>_rx_dropped``
+    and ``port<k>_tx_dropped`` in their order, and ``packets_dropped``, their drops
+    summed."""
     kpis = {}
     for index, port in enumerate(ports):
         counted = counters.get(port, {})
         kpis[f"port{index}_ipackets"] = counted.get("rx", 0.0)
         kpis[f"port{index}_opackets"] = counted.get("tx", 0.0)
+        kpis[f"port{index}_rx_dropped"] = counted.get("rx_drop", 0.0)
+        kpis[f"port{index}_tx_dropped"] = counted.get("tx_drop", 0.0)
     kpis["packets_dropped"] = sum(counters.get(p, {}).get(k, 0.0) for p in ports
                                   for k in ("rx_drop", "tx_drop"))
     return kpis
+
+
+# a port's KPIs as its counts (nsb.port_counts)
+COUNTER_KINDS = {"ipackets": "rx", "opackets": "tx", "rx_dropped": "rx_dropped",
+                 "tx_dropped": "tx_dropped"}

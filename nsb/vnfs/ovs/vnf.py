@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import logging
 
+from nsb import port_counts
 from nsb.contexts.base import vhost_socket
+from nsb.port_counts import PortCount
 from nsb.vnfs import hugepages
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.ovs import daemons as ovs_daemons
+from nsb.vnfs.ovs import stats as ovs_stats
 from nsb.vnfs.ovs import vxlan as ovs_vxlan
 
 LOG = logging.getLogger(__name__)
@@ -287,6 +290,18 @@ class OvsVnf(Vnf):
         bridges = [self.bridge] + ([self.overlay.phy_bridge] if self.overlay else [])
         return {**self.daemons.pmd_kpis(),
                 **self.daemons.port_kpis(bridges, self._kpi_ports())}
+
+    def forwarding(self) -> dict[str, str]:
+        """None of its own: frames of a link cross the bridge between its two ports of
+        that link (the path's walk knows the links)."""
+        return {}
+
+    def port_counts(self, kpis: dict[str, float]) -> dict[str, PortCount]:
+        """Each bridge port's OpenFlow counters: received, sent, and dropped either way
+        (a vhost-user port's tx drops: the guest did not drain its ring)."""
+        return {port: port_counts.from_kpis(kpis, f"port{index}_", ovs_stats.COUNTER_KINDS)
+                for index, port in enumerate(self._kpi_ports())
+                if f"port{index}_ipackets" in kpis}
 
     def _kpi_ports(self) -> list[str]:
         return self._port_names() + ([ovs_vxlan.PORT] if self.overlay else [])

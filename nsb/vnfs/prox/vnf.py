@@ -17,6 +17,7 @@ from pathlib import Path
 from nsb.errors import NsbError, PrerequisiteError, RunError, TaskError
 from nsb.executors.base import tail
 from nsb.nodes import platform
+from nsb.port_counts import PortCount
 from nsb.task import input_file
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
@@ -258,6 +259,12 @@ class ProxVnf(Vnf):
             kpis[f"{name}.rx_packets"] = float(port.rx)
             kpis[f"{name}.tx_packets"] = float(port.tx)
         return kpis
+
+    def port_counts(self, kpis: dict[str, float]) -> dict[str, PortCount]:
+        """Each port's totals as PROX counts them (received, sent)."""
+        names = [key.removesuffix(".rx_packets") for key in kpis if key.endswith(".rx_packets")]
+        return {name: PortCount(int(kpis[f"{name}.rx_packets"]),
+                                int(kpis.get(f"{name}.tx_packets", 0))) for name in names}
 
     def interface_names(self) -> dict[int, str]:
         """DPDK port number -> the node's interface name."""

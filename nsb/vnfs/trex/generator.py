@@ -268,11 +268,16 @@ class TrexTrafficGen(TrafficGen):
                      duration=-1 if trial.burst_frames else trial.duration_s)
         pace = self._wait_traffic(trial, time.monotonic())
         port_stats = self._drain(ports)
-        missed = sum(int(client.get_xstats(port).get("rx_missed_errors", 0))
-                     for port in self.rx_ports)
+        missed = self.rx_missed(self.rx_ports)
         latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
         return stats.trial_result(replace(trial, flows=flows), self, port_stats, pace,
                                   latency, missed)
+
+    def rx_missed(self, ports: list[int]) -> dict[int, int]:
+        """Per receiving port, the frames its receive path dropped for want of buffers
+        (af_packet's ring: rx_missed_errors), since the trial's counters were cleared."""
+        return {port: int(self.client.get_xstats(port).get("rx_missed_errors", 0))
+                for port in ports}
 
     def _load_streams(self, trial: Trial, flows: int) -> list[int]:
         """Replace every port's streams with the trial's; the latency streams' pg_ids."""

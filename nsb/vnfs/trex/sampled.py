@@ -95,8 +95,7 @@ def run(gen, trial: Trial, interval_s: float,
     final = _last(gen, readings, pg_ids, pace.sent_for_s)
     assigned.push(final)
     port_stats = readings.port_stats
-    missed = sum(int(client.get_xstats(port).get("rx_missed_errors", 0))
-                 for port in gen.rx_ports)
+    missed = gen.rx_missed(gen.rx_ports)
     latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
     return stats.trial_result(replace(trial, flows=flows), gen, port_stats, pace, latency,
                               missed)

@@ -90,12 +90,15 @@ def latency(pgid_stats: dict, pg_ids: list[int]) -> LatencyStats | None:
 
 
 def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
-                 latency_stats: LatencyStats | None, rx_missed: int = 0) -> TrialResult:
+                 latency_stats: LatencyStats | None,
+                 missed_by_port: dict[int, int] | None = None) -> TrialResult:
     """Tx from the sending ports, rx from the receiving ports. The offered rate is the
     frames sent over the seconds TRex sent them by its own schedule (``pace``): the
     trial's duration when it kept it. Generator-limited when it lagged or sent fewer
-    frames than asked. ``rx_missed``: frames TRex's receiving ports dropped for want of
-    buffers (af_packet's ring overflowing)."""
+    frames than asked. ``missed_by_port``: frames TRex's receiving ports dropped for
+    want of buffers (af_packet's ring overflowing)."""
+    missed_by_port = missed_by_port or {}
+    rx_missed = sum(missed_by_port.values())
     tx = sum(int(port_stats[p]["opackets"]) for p in gen.tx_ports)
     rx = received(port_stats, gen.rx_ports)
     tolerance = gen.options["generator_tolerance_pct"] / 100.0
@@ -107,7 +110,8 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
     if pace.lagged:  # the frames at TRex's pace: the seconds they took
         seconds = tx / pace.pace_pps if pace.pace_pps else pace.sent_for_s
     ports = {iface.name: {"tx_packets": int(port_stats[n]["opackets"]),
-                          "rx_packets": int(port_stats[n]["ipackets"])}
+                          "rx_packets": int(port_stats[n]["ipackets"]),
+                          "rx_missed": missed_by_port.get(n, 0)}
              for n, iface in enumerate(gen.ports)}
     result = TrialResult(trial=trial, tx_packets=tx, rx_packets=rx, elapsed_s=seconds,
                          latency=latency_stats, generator_limited=bool(note), ports=ports,

@@ -6,6 +6,7 @@ import json
 
 from nsb.errors import RunError
 from nsb.executors.base import Executor
+from nsb.port_counts import PortCount
 
 
 def read(executor: Executor) -> dict[str, dict[str, int]]:
@@ -24,6 +25,15 @@ def read(executor: Executor) -> dict[str, dict[str, int]]:
             "rx_dropped": rx.get("dropped", 0), "tx_dropped": tx.get("dropped", 0),
         }
     return counters
+
+
+def port_counts(executor: Executor, names: list[str]) -> dict[str, PortCount]:
+    """The kernel's counters of interfaces ``names`` as port counts (received, sent,
+    dropped either way); interfaces the node does not have are left out."""
+    counters = read(executor)
+    return {name: PortCount(c["rx_packets"], c["tx_packets"],
+                            {"rx_dropped": c["rx_dropped"], "tx_dropped": c["tx_dropped"]})
+            for name in names if (c := counters.get(name)) is not None}
 
 
 def delta(before: dict, after: dict, ifname: str, key: str) -> int:
