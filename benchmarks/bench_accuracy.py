@@ -207,11 +207,11 @@ def measure_pod(lengths: list[float]) -> list[dict]:
 
     from tests.conftest import NSB
     from tests.functional import test_hw_pod_nsb as pod_test
-    from tests.functional.hw_pod import hw_pod
+    from tests.functional.hw_pod import hw_pod, sut_taps
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp, hw_pod("uio_pci_generic") as pod_file:
-        taps = _sut_taps(pod_file)
+        taps = sut_taps(pod_file)
         conf = Path(tmp) / "nsb.conf"
         for length in lengths:
             results = Path(tmp) / f"results-{length:g}"
@@ -231,23 +231,6 @@ def measure_pod(lengths: list[float]) -> list[dict]:
                          "dut_rx": frames, "wire_pps": frames / seconds, "wire_s": seconds,
                          "latency": None})
     return rows
-
-
-def _sut_taps(pod_file: Path) -> list[str]:
-    """The host taps of the SUT VM's data NICs (its domain's interfaces on a bridge
-    other than the management one)."""
-    import subprocess
-
-    import yaml
-
-    sut = next(n for n in yaml.safe_load(pod_file.read_text())["nodes"] if n["name"] == "sut")
-    macs = {i["local_mac"].lower() for i in sut["interfaces"].values()}
-    domain = next(line.strip() for line in subprocess.run(
-        ["virsh", "-q", "list", "--name"], capture_output=True, text=True).stdout.splitlines()
-        if line.strip().endswith("-sut"))
-    listing = subprocess.run(["virsh", "-q", "domiflist", domain], capture_output=True,
-                             text=True).stdout.splitlines()
-    return [line.split()[0] for line in listing if line.split()[-1].lower() in macs]
 
 
 def _tap_tx(tap: str) -> int:

@@ -21,6 +21,7 @@ from nsb.executors.base import Executor
 LOG = logging.getLogger(__name__)
 
 CLOCK_TICKS = 100  # USER_HZ on Linux
+MIN_LAST_S = 0.2  # the shortest stretch the sample at a trial's end covers
 # /proc/stat; per watched process a line "=== PID DESCENDANTS..." (a VNF's started
 # process is often a wrapper: env, sh -c, TRex's launcher; the work is in its
 # children); then /proc/PID/stat and status of each of those processes
@@ -154,11 +155,18 @@ class NfviSampler:
             self._thread = None
 
     def _loop(self, trial_index: int) -> None:
-        previous = self._read_all()
-        while not self._stop.wait(self.interval_s):
-            current = self._read_all()
+        """A sample every interval, and one more when the trial ends for the time since
+        the last: a trial shorter than the interval, or nodes slow to answer (TCG
+        guests over SSH took over a second), still have their NFVi KPIs."""
+        previous, read_at = self._read_all(), time.monotonic()
+        stopped, emitted = False, False
+        while not stopped:
+            stopped = self._stop.wait(self.interval_s)
+            if stopped and emitted and time.monotonic() - read_at < MIN_LAST_S:
+                break  # too short a stretch to add anything to the trial's samples
+            current, read_at = self._read_all(), time.monotonic()
             self._emit_deltas(previous, current, trial_index)
-            previous = current
+            previous, emitted = current, True
 
     def _read_all(self) -> dict[str, Snapshot]:
         snapshots = {}

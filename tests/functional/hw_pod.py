@@ -196,3 +196,22 @@ def vm_host_ready(node: dict) -> str:
     ssh(node, "for i in $(seq 60); do [ -S /var/run/libvirt/libvirt-sock ] && exit 0; "
               "sleep 1; done; exit 1")
     return "br-int"
+
+
+def node_taps(pod_file: Path, name: str = "sut") -> dict[str, str]:
+    """The host taps of a pod VM's data NICs, by the pod's interface name (matched by
+    MAC in its domain's interface list)."""
+    node = next(n for n in yaml.safe_load(pod_file.read_text())["nodes"] if n["name"] == name)
+    by_mac = {i["local_mac"].lower(): iface for iface, i in node["interfaces"].items()}
+    domain = next(line.strip() for line in subprocess.run(
+        ["virsh", "-q", "list", "--name"], capture_output=True, text=True).stdout.splitlines()
+        if line.strip().endswith(f"-{name}"))
+    listing = subprocess.run(["virsh", "-q", "domiflist", domain], capture_output=True,
+                             text=True).stdout.splitlines()
+    return {by_mac[line.split()[-1].lower()]: line.split()[0] for line in listing
+            if line.split()[-1].lower() in by_mac}
+
+
+def sut_taps(pod_file: Path) -> list[str]:
+    """The host taps of the SUT VM's data NICs."""
+    return list(node_taps(pod_file, "sut").values())

@@ -373,6 +373,7 @@ def grub_cmdline(cfg: Path, base: str = "ro quiet") -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow  # over two minutes of apt in a scratch root; make test-slow
 def test_roles_into_a_scratch_root(inventory, work):
     """hugepages, kernel_cmdline and cpu_tuning for real, files under nsb_root; idempotent."""
     root = scratch_root(work)

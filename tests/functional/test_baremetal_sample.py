@@ -151,6 +151,7 @@ def test_node_check_reports_every_node_over_ssh(tmp_path):
     assert sum("FAILED" in line for line in lines) == 2
 
 
+@pytest.mark.slow  # over two minutes; make test-slow
 def test_dropped_connection_mid_run_reconnects_and_the_run_completes(results_conf, tmp_path):
     """Kill every node's SSH session while a trial runs: nsb reconnects once and says so."""
     import os

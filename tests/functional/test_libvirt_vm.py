@@ -158,6 +158,7 @@ def test_a_vm_whose_switch_never_comes_stops_the_run_in_one_line(results_conf, t
 L2FWD_SAMPLE = ROOT / "samples" / "libvirt" / "tc_prox_vm_ovs_dpdk_l2fwd.yaml"
 
 
+@pytest.mark.slow  # a TCG VM with PROX; make test-slow
 def test_nsb_s_ovs_dpdk_l2fwd_runs_in_the_lab_with_real_prox_in_the_vm(results_conf, tmp_path):
     """NSB's tc_prox_ovs-dpdk_l2fwd-2 as the lab runs it: the real PROX generator in a
     namespace, OVS-DPDK, and the real PROX l2fwd in the VM (put into nsb's guest with

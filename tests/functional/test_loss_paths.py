@@ -148,6 +148,27 @@ def test_vfws_rules_dropping_a_flow_is_its_forwarding_to_blame(tmp_path):
     assert worst.frames == result.tx_packets
 
 
+def test_an_ovs_flow_dropping_half_the_flows_is_the_switch_to_blame(tmp_path):
+    """OVS-DPDK PVP with testpmd on vhost-user: an OpenFlow rule drops the frames of odd
+    UDP source ports coming in from the generator. OVS counted them in at that port and
+    never out of the vhost-user port: the bridge's crossing is blamed, nothing else."""
+    task = ROOT / "samples" / "vswitch" / "tc_ovs_dpdk_pvp_container.yaml"
+    with lab(tmp_path, task) as (scenario, counter):
+        ovs = next(vnf for vnf in scenario.vnfs if vnf.spec.type == "ovs")
+        link = next(link for link in ovs.links if link.a.node == "tg")
+        port = ovs.node.interfaces[link.switch_a.interface].name
+        ovs.daemons.ofctl(ovs.bridge, "add-flow",
+                          f"priority=200,in_port={port},udp,tp_src=0x1/0x1,actions=drop")
+        result, paths = measured(scenario, counter, Trial(64, 4000, 1.0, latency=False))
+    assert 0 < result.lost_packets < result.tx_packets
+    _adds_up(result, paths)
+    worst = paths.worst()
+    assert worst.kind == "forwarding", worst
+    assert worst.hop.startswith(f"{ovs.node.name} ({ovs.name}) "), worst
+    assert worst.frames == result.lost_packets
+    assert [loss.hop for budget in paths.budgets for loss in budget.losses] == [worst.hop]
+
+
 def test_the_quick_start_overloaded_names_a_hop_of_its_dut(results_conf, tmp_path):
     """At a fixed 100 % of line rate the sample's frames die at its DUT: ``nsb task show
     --path`` names a hop of node sut and its kind, results.json has every trial's path."""

@@ -82,6 +82,25 @@ def test_sampler_emits_per_process_and_per_node_samples_for_the_trial():
     assert len(emitted) == count  # stopped means stopped
 
 
+def test_a_trial_shorter_than_the_interval_still_has_its_sample():
+    """Stopped 0.5 s into a 60 s interval: one sample for those 0.5 s (a 2 s trial on
+    nodes slow to answer had none)."""
+    import time
+
+    reads = [PROC_STAT.replace("cpu0 60", f"cpu0 {60 + utime}") + "== 4242\n"
+             + PID_STAT.format(utime=utime, stime=0) + "\n"
+             + PID_STATUS.format(rss=1, vol=0, nonvol=0) for utime in (0, 25)]
+    emitted = []
+    sampler = NfviSampler({"sut": ScriptedExecutor(reads)}, [Watched("testpmd0", "sut", 4242)],
+                          60.0, lambda *event: emitted.append(event))
+    sampler.start(trial_index=3)
+    time.sleep(0.5)
+    sampler.stop()
+    [process] = [e for e in emitted if e[0] == "nfvi:testpmd0"]
+    assert process[3] == 3 and process[2]["cpu_user_pct"] > 0
+    assert [e[0] for e in emitted].count("node:sut") == 1
+
+
 def test_a_wrapper_process_counts_its_descendants_the_real_program():
     from nsb.nodes.nfvi import tree_kpis
 
