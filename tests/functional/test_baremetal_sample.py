@@ -93,6 +93,7 @@ def run(results_conf, task, args: dict):
     return subprocess.run(argv, capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow  # over two minutes; test_prox_sample_over_ssh runs a pod over SSH in make test
 def test_sample_over_ssh_gives_the_same_results_shape(results_conf, tmp_path):
     results_conf.write_text(results_conf.read_text() + "nfvi_interval = 0.5\n")
     with lab_pod(tmp_path) as (pod, nodes):

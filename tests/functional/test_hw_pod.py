@@ -102,9 +102,9 @@ class _Forwarding:
         return self.output
 
 
-# vfio-pci is the long variant (q35, a virtual IOMMU): `make test-slow` runs it
-@pytest.mark.parametrize("driver", [pytest.param(d, marks=[pytest.mark.slow] if d == "vfio-pci"
-                                                 else []) for d in DRIVERS])
+# testpmd alone on the pod's NICs; nsb on them runs in test_hw_pod_nsb.py in make test
+@pytest.mark.parametrize("driver", [pytest.param(d, marks=[pytest.mark.slow])
+                                    for d in DRIVERS])
 def test_frames_cross_the_pod_s_nics_on_their_dpdk_driver_then_the_nics_go_back(driver,
                                                                                 tmp_path):
     pages_before = _hugepages_total()

@@ -98,6 +98,7 @@ def _clean(nodes: dict, pages: dict) -> None:
         assert _in_guest(node, "cat /proc/sys/vm/nr_hugepages") == pages[name]
 
 
+@pytest.mark.slow  # a pod of its own, two minutes; make test-slow
 def test_ovs_dpdk_on_the_sut_s_pci_nics_switches_what_prox_sends(pod, results_conf, tmp_path):
     nodes = pod_nodes(pod)
     assert nodes["sut"]["bridges"] == ["br0"]

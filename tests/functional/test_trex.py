@@ -301,6 +301,7 @@ def test_nsbs_trex_task_format_runs_in_the_lab(results_conf, tmp_path):
     assert leftovers(task_id) == []
 
 
+@pytest.mark.slow  # over a minute; make test-slow
 def test_trex_on_a_pod_node_over_ssh(results_conf, tmp_path):
     """The TG of a pod reached over SSH: TRex starts there (af_packet on its kernel
     interfaces), nsb's client connects to the node's address, as NSB does."""
