@@ -5,13 +5,14 @@ BIN := $(VENV)/bin
 APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool openssh-server openssh-client openvswitch-switch python3-apt influxdb victoria-metrics chromium fonts-liberation python3-venv python3-pip \
 	liblua5.3-0 libedit2 libncurses6 libpcap0.8 libnuma1 libfdt1 libbsd0 \
 	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables openvswitch-switch-dpdk qemu-utils genisoimage \
-	libzmq5 libpcap-dev libffi-dev libjson-c5 libcivetweb1
+	libzmq5 libpcap-dev libffi-dev libjson-c5 libcivetweb1 \
+	containerd runc containernetworking-plugins etcd-server etcd-client socat
 DEMO_ARGS ?= {"duration_s": 2}
 # TRex (not in Debian or PyPI): NSB_TREX_PATH, NSB's /opt/nsb_bin/trex/scripts, or the
 # copy beside the checkout that tests use; empty when none (the demo then uses trafgen)
 TREX_PATH ?= $(firstword $(NSB_TREX_PATH) $(wildcard /opt/nsb_bin/trex/scripts) $(abspath $(wildcard ../shared/tools/trex)))
 
-.PHONY: all deps trex-runtime venv test test-slow unit functional lint demo genconfig bench bench-accuracy guest-image clean
+.PHONY: all deps trex-runtime venv test test-slow unit functional lint demo genconfig bench bench-accuracy guest-image clean k8s k8s-build k8s-down
 
 all: test
 
@@ -33,7 +34,7 @@ trex-runtime: deps
 $(BIN)/nsb: setup.cfg pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
-	$(BIN)/pip install -q -e '.[test,libvirt]'
+	$(BIN)/pip install -q -e '.[test,libvirt,kubernetes]'
 	@touch $@
 
 # Grafana's published dashboard types, turned into a JSON schema by the dashboard tests
@@ -58,8 +59,30 @@ unit: $(BIN)/nsb
 functional: deps trex-runtime venv
 	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -q tests/functional
 
+# The single-node Kubernetes cluster's tests come last: its build (the first time on a
+# machine, about 15 minutes at low priority) runs beside the other tests
 test: deps trex-runtime venv lint
-	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs --durations=40 -m "not slow" tests
+	@mkdir -p $(dir $(K8S_BUILD_LOG)); NSB_K8S_BUILD_JOBS=1 nice -n 19 tools/k8s/build.sh > $(K8S_BUILD_LOG) 2>&1 & \
+	build=$$!; \
+	NSB_TREX_PATH="$(TREX_PATH)" $(BIN)/pytest -v -rs --durations=40 -m "not slow and not k8s" tests; rc=$$?; \
+	if wait $$build; then \
+		NSB_TREX_PATH="$(TREX_PATH)" NSB_PYTHON=$(abspath $(BIN)/python) $(BIN)/pytest -v -rs -m "k8s and not slow" tests || rc=1; \
+	else echo "building the cluster failed: $(K8S_BUILD_LOG)"; tail -20 $(K8S_BUILD_LOG); rc=1; fi; \
+	exit $$rc
+
+# A real single-node Kubernetes (v1.34) in private namespaces of this machine: built once
+# from the Go module proxy into $(K8S_HOME), started with its kubeconfig's path printed;
+# k8s-down stops it and leaves the host as it was
+K8S_HOME ?= $(or $(NSB_K8S_HOME),/var/cache/nsb/k8s)
+K8S_BUILD_LOG ?= $(K8S_HOME)/build.log
+k8s-build: deps
+	tools/k8s/build.sh
+
+k8s: k8s-build venv
+	@NSB_PYTHON=$(abspath $(BIN)/python) tools/k8s/up.sh
+
+k8s-down:
+	tools/k8s/down.sh
 
 # the hardware-like pod's long variants (vfio-pci behind a virtual IOMMU, ...)
 test-slow: deps trex-runtime venv

@@ -25,7 +25,6 @@ NAMESPACES = {
 # NSB's context types that nsb has no plugin for, with what each provides
 NSB_CONTEXTS = {
     "Heat": "OpenStack Heat",
-    "Kubernetes": "containers in Kubernetes",
     "Dummy": "Yardstick's dummy context",
 }
 # Yardstick/NSB's own names that nsb has no plugin for: a task asking for one gets

@@ -64,6 +64,7 @@ def collect(executor: Executor, node=None) -> dict:
         if version:
             versions[name] = version
     facts["versions"] = versions
+    facts.update(getattr(executor, "facts", None) or {})  # what the context knows (a pod's)
     return facts
 
 

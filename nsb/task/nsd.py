@@ -159,6 +159,15 @@ def flat_get(obj, key: str, *default):
     return flat.get(key, *default) if default else flat.get(key)
 
 
+# NSB's VNF classes that need what nsb cannot have, and what that is
+_VCMTS = ("Intel's vCMTS: it needs the vCMTS container images (vcmts-d, and vcmts-pktgen for "
+          "its generator) built from Intel's vCMTS reference kit, which is not published in "
+          "any registry; nsb has no vCMTS plugin")
+UNAVAILABLE = {"VcmtsVNF": _VCMTS, "VcmtsPktgen": _VCMTS, "TrexTrafficGenVcmts": _VCMTS,
+               "PktgenTrafficGen": "DPDK's pktgen (its Lua control port): nsb has no pktgen "
+                                   "plugin; TRex, PROX and trafgen generate instead"}
+
+
 def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple, node,
                values: dict, who: str) -> str:
     """The nsb plugin for a VNF descriptor: its ``id`` is NSB's class name.
@@ -184,6 +193,9 @@ def _plugin_of(descriptor: Path, topo: LocatedDocument, member_at: tuple, node,
         return VNF_CLASSES[class_name]
     if class_name in plugins.available("nsb.vnfs"):
         return class_name
+    if class_name in UNAVAILABLE:
+        raise not_supported(doc, ("vnfd:vnfd-catalog", "vnfd", 0, "id"),
+                            f"VNF class '{class_name}' for {who}: {UNAVAILABLE[class_name]}")
     raise not_supported(doc, ("vnfd:vnfd-catalog", "vnfd", 0, "id"),
                         f"VNF class '{class_name}' for {who} (nsb has: "
                         f"{', '.join(VNF_CLASSES)} and its plugins "

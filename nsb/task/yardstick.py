@@ -57,6 +57,10 @@ GLOBAL_OPTIONS = {
                     "nodes with ansible/nsb_setup.yml)",
     **traffic_options.OPTIONS,
 }
+# NSB's vCMTS scenario options: read by its vCMTS VNFs, whose descriptors then say
+# what nsb lacks to run them (nsd.UNAVAILABLE)
+VCMTS_OPTIONS = ("vcmts_influxdb_ip", "vcmts_influxdb_port", "vcmtsd_values",
+                 "pktgen_values", "pktgen_rate")
 
 _SCHEMA = {
     "type": "object",
@@ -70,7 +74,8 @@ _SCHEMA = {
                 "traffic_profile": {"type": "string", "minLength": 1},
                 "topology": {"type": "string", "minLength": 1},
                 "nodes": {"type": "object", "minProperties": 1,
-                          "additionalProperties": {"type": "string", "pattern": r"^[^.]+\..+$"}},
+                          "additionalProperties": {  # node.context, or server-context
+                              "type": "string", "pattern": r"^[^.]+\..+$|^[^.-]+-[^.]+$"}},
                 "options": {"type": "object"},
                 "extra_args": {"type": "object"},
                 "runner": {"type": "object", "required": ["type"]},
@@ -192,6 +197,8 @@ def _context_nodes(task_path: Path, doc: LocatedDocument, raw: dict, at: tuple) 
             raise doc.error(at, "a standalone context needs 'servers' and 'networks' mappings")
         return {name: _vm_node(raw["type"], index, name, server, networks, doc, at)
                 for index, (name, server) in enumerate(servers.items())}
+    if raw["type"] == "Kubernetes":
+        return kubernetes_nodes(raw, doc, at)
     if "file" in raw:
         return pod_file.load_pod(standalone_file.host_file(str(raw["file"]), task_path), where)
     return {}
@@ -260,6 +267,8 @@ def _bindings(doc: LocatedDocument, at: tuple, raw_nodes: dict, context_names: s
     bindings = {}
     for vnf, target in raw_nodes.items():
         node, _, ctx = target.rpartition(".")
+        if not node and "-" in target:  # Kubernetes names its servers <server>-<context>
+            node, _, ctx = target.partition("-")
         named = sorted(n for n in context_names if n)
         if named and ctx not in context_names:
             raise doc.error(at + ("nodes", vnf), f"'{target}' names context '{ctx}' but the "
@@ -324,6 +333,8 @@ def _options(doc: LocatedDocument, at: tuple, options: dict,
             per_vnf[key] = value
         elif key in GLOBAL_OPTIONS:
             global_options[key] = value
+        elif key in VCMTS_OPTIONS:
+            continue
         else:
             raise not_supported(doc, at + ("options", key), f"scenario option '{key}' (nsb "
                                 f"takes per-VNF options for {', '.join(bindings)} and "
@@ -336,3 +347,28 @@ def _options(doc: LocatedDocument, at: tuple, options: dict,
     return per_vnf, global_options
 
 
+
+
+def kubernetes_nodes(raw: dict, doc: LocatedDocument, at: tuple) -> dict:
+    """A Kubernetes context's servers as nodes: their interfaces are nsb's
+    ``interfaces``, else (as Yardstick gives them to NSB) the networks they attach to."""
+    servers = raw.get("servers")
+    if not isinstance(servers, dict) or not servers:
+        raise doc.error(at, "a Kubernetes context needs 'servers' (a mapping of pods)")
+    nodes = {}
+    for name, server in servers.items():
+        if not isinstance(server, dict):
+            raise doc.error(at + ("servers", name), "a server is a mapping of its keys")
+        names = list(server.get("interfaces") or {}) or [
+            str(n) for n in server.get("networks") or []]
+        # what NSB renders a pod's VNF descriptor with (Yardstick's _get_server)
+        described = {**server, "name": f"{name}-{raw.get('name', '')}", "user": "root",
+                     "interfaces": {n: {"network_name": n, "local_mac": None,
+                                        "local_ip": None} for n in names},
+                     "service_ports": [{"name": p.get("name"), "port": p.get("port"),
+                                        "target_port": p.get("port"), "protocol": "TCP"}
+                                       for p in server.get("node_ports") or []
+                                       if isinstance(p, dict)]}
+        nodes[name] = Node(name=name, role=str(server.get("role", name)), pod=described,
+                           interfaces={n: Interface(name=n) for n in names})
+    return nodes

@@ -12,6 +12,7 @@ from nsb.traffic_profiles import common, latency_trials
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import (
     FAIL,
+    GENERATOR_LIMITED,
     LIMITED_BY,
     PASS,
     Measurement,
@@ -102,7 +103,7 @@ class BinSearchProfile(TrafficProfile):
         rate, and the search goes on below it, ``max_confirmations`` times at most."""
         o = self.options
         trials_before = measurer.trial_count
-        passed: list[float] = []  # rates (% of line rate) that passed, this frame size
+        passed: dict[float, object] = {}  # rate (% of line rate) -> the trial that passed
         lower, upper, rate = o["lower_bound"], o["upper_bound"], o["upper_bound"]
         warnings: list[str] = []
         failed_confirmations = 0
@@ -111,6 +112,9 @@ class BinSearchProfile(TrafficProfile):
             if found is None:  # an interrupted search has trials but no answer
                 return
             best, best_pct, limited_by = found
+            if best is None and passed:  # below a failed confirmation: the last pass stands
+                best_pct = max(passed)
+                best = passed[best_pct]
             extra = {}
             if o["verification_trials"] and best is not None:
                 best, best_pct, extra = self._verify(measurer, frame, best, best_pct)
@@ -130,7 +134,7 @@ class BinSearchProfile(TrafficProfile):
                 break
             upper = units.pps_to_pct(done.result.trial.rate_pps, frame, self.speed_gbps,
                                      measurer.ports) * (1 - 1e-9)  # below it, not at it again
-            passed[:] = [pct for pct in passed if pct < upper]
+            passed = {pct: r for pct, r in passed.items() if pct < upper}
             lower = max(passed, default=o["lower_bound"])
             rate = (lower + upper) / 2.0
         if o["latency_at"] and best is not None:
@@ -146,27 +150,44 @@ class BinSearchProfile(TrafficProfile):
                               warnings=tuple(warnings))
 
     def _bisect(self, measurer: Measurer, frame: Frame, lower: float, upper: float,
-                rate: float, later_trials: int, passed: list[float]):
+                rate: float, later_trials: int, passed: dict):
         """Bisection between ``lower`` and ``upper`` from ``rate``: (the fastest
         trial that passed, its rate in %, what limited it), None when stopped."""
         o = self.options
         best, best_pct = None, 0.0
         limited_by = LimitedBy.NONE
+        sent = {PASS: 0.0, FAIL: float("inf"), GENERATOR_LIMITED: 0.0}  # sent, % of line
         while not measurer.should_stop():
             left = self.trials_per_frame(lower, upper) + later_trials
             done = self._try(measurer, frame, SearchPoint(rate, lower, upper, left))
+            pct = units.pps_to_pct(done.result.tx_rate_pps, frame, self.speed_gbps,
+                                   measurer.ports)
+            if done.verdict in sent:
+                pick = min if done.verdict == FAIL else max
+                sent[done.verdict] = pick(sent[done.verdict], pct)
             if done.verdict == PASS:
                 lower, best, best_pct = rate, done.result, rate
-                passed.append(rate)
+                passed[rate] = done.result
             else:
                 upper = rate
                 limited_by = LIMITED_BY[done.verdict]
             if done.verdict == PASS and rate >= o["upper_bound"]:
                 return best, best_pct, LimitedBy.UPPER_BOUND
             if upper - lower <= o["test_precision"]:
-                return best, best_pct, limited_by
+                return best, best_pct, self._pinned(limited_by, sent)
             rate = (lower + upper) / 2.0
         return None
+
+    def _pinned(self, limited_by: LimitedBy, sent: dict) -> LimitedBy:
+        """The generator fell short of a rate asked, yet the DUT lost frames at a rate
+        the generator did send, within test_precision of the fastest loss-free one: the
+        DUT's limit is pinned down all the same (a DUT that stalls its link, memif or
+        virtio, makes the generator lag just below the rate where it drops)."""
+        clean = max(sent[PASS], sent[GENERATOR_LIMITED])
+        if limited_by == LimitedBy.GENERATOR and \
+                sent[FAIL] - clean <= self.options["test_precision"]:
+            return LimitedBy.DUT
+        return limited_by
 
     def _verify(self, measurer: Measurer, frame: Frame, best, rate: float):
         """TST009-style: the answer must pass ``verification_trials`` more full trials;

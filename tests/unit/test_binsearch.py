@@ -256,3 +256,25 @@ def test_a_negative_latency_point_is_one_located_line():
     with pytest.raises(TaskError) as raised:
         profile(latency_at=[-1, 50])
     assert "latency_at" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_below_a_failed_confirmation_the_last_pass_stands_when_nothing_passes_again():
+    """The confirmation of the answer loses frames, the one rate tried below it (between
+    the last two passes, then narrower than test_precision) loses too: the answer is
+    the pass below them, confirmed, not 'no rate passed'."""
+    line = units.line_rate_pps(64, 1, ports=2)
+    clean = run(FlakyDut(0.39 * line, bad_trials=[]), profile(test_precision=1,
+                                                             search_latency=False))[0]
+    first_answer = clean[-1].result.trial.rate_pps
+    tg = FlakyDut(0.39 * line, bad_trials=[len(clean), len(clean) + 1])
+    trials, (result,) = run(tg, profile(test_precision=1, search_latency=False))
+    failed, below, confirmed = trials[len(clean) - 1:]
+    assert failed.reason.startswith("confirmation with latency") and failed.verdict == "fail"
+    assert below.verdict == "fail" and below.result.trial.rate_pps < first_answer
+    assert confirmed.reason.startswith("confirmation with latency")
+    assert confirmed.verdict == "pass"
+    assert result.limited_by == "dut" and result.throughput_pps > 0
+    assert result.throughput_pps == pytest.approx(confirmed.result.tx_rate_pps)
+    passes = [t.result.trial.rate_pps for t in trials if t.verdict == "pass"
+              and not t.reason.startswith("confirmation")]
+    assert confirmed.result.trial.rate_pps == max(r for r in passes if r < first_answer)

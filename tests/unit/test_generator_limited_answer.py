@@ -77,3 +77,52 @@ def test_testpmd_ready_only_when_every_port_is_started_with_link_up():
     assert dpdk_telemetry.ports_not_forwarding(
         {**ready, "/ethdev/info,0": {"dev_started": 0}}, ports) == "port 0 (xe0) to start"
     assert dpdk_telemetry.ports_not_forwarding({}, {0: "xe0"}) == "port 0 (xe0) to exist"
+
+
+class StallingLinkDut(SimulatedDutGenerator):
+    """A DUT behind a link that pushes back (memif, virtio): asked up to 5 % of line rate
+    more than it forwards, it stalls the link and the generator lags with nothing lost,
+    or (``alternate``: every other such trial, as the lab's throttled CNF does) it drops
+    what it cannot take; asked more, the generator sends and the DUT drops."""
+
+    def __init__(self, capacity_pps, alternate):
+        super().__init__(capacity_pps)
+        self.alternate = alternate
+        self.in_band = 0
+
+    def run_trial(self, trial):
+        import dataclasses
+
+        result = super().run_trial(trial)
+        if self.capacity_pps < trial.rate_pps <= self.capacity_pps + 0.05 * LINE_64:
+            self.in_band += 1
+            if self.alternate and self.in_band % 2:
+                return result  # dropped
+            sent = round(self.capacity_pps * trial.duration_s)  # lagged, nothing lost
+            return dataclasses.replace(result, tx_packets=sent, rx_packets=sent,
+                                       generator_limited=True)
+        return result
+
+
+def test_a_dut_that_stalls_its_link_is_the_limit_when_its_loss_pins_it():
+    """The generator lagged (no loss) just above the DUT's rate, and the DUT lost frames
+    at a rate the generator did send within test_precision (1 % of line rate) of the
+    fastest loss-free one: the limit is the DUT's. Farther apart, the search cannot tell
+    (the generator's); without a loss in the band, always the generator's."""
+    outcomes = set()
+    for fraction in (0.2, 0.22, 0.24, 0.3, 0.32, 0.38, 0.4, 0.46):
+        capacity = fraction * LINE_64
+        trials, (result,) = run(StallingLinkDut(capacity, alternate=True), "binsearch")
+        pct = {v: [100 * t.result.tx_rate_pps / LINE_64 for t in trials if t.verdict == v]
+               for v in ("pass", "fail", "generator_limited")}
+        assert result.throughput_pps <= capacity * 1.0001
+        if not pct["generator_limited"]:
+            continue
+        pinned = min(pct["fail"]) - max(pct["pass"] + pct["generator_limited"]) <= 1.0
+        assert result.limited_by == ("dut" if pinned else "generator"), fraction
+        outcomes.add(result.limited_by)
+        if pinned:  # the answer is a trial that passed, as for any DUT limit
+            assert 100 * result.throughput_pps / LINE_64 == pytest.approx(max(pct["pass"]))
+        _, (never,) = run(StallingLinkDut(capacity, alternate=False), "binsearch")
+        assert never.limited_by == "generator"
+    assert outcomes == {"dut", "generator"}  # both cases were met

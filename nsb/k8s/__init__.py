@@ -1,0 +1,1 @@
+"""Kubernetes: the cluster nsb's kubernetes context reaches, its pods and images."""

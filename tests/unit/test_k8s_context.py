@@ -1,0 +1,175 @@
+"""The kubernetes context without a cluster: pods from Yardstick's and nsb's server keys,
+Multus networks, why a pod cannot start, the image archive, NSB's Kubernetes tasks."""
+
+import io
+import json
+import shutil
+import tarfile
+from pathlib import Path
+from types import SimpleNamespace as NS
+
+import pytest
+
+from nsb.k8s import image_archive, pods, readiness
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "yardstick_k8s"
+
+
+def test_single_container_server_as_yardstick_reads_it():
+    raw = {"image": "busybox", "command": "/bin/sh", "args": ["-c", "sleep 1"],
+           "nodeSelector": {"kubernetes.io/hostname": "n1"}, "lifecycle": {"x": 1},
+           "resources": {"limits": {"cpu": 1, "hugepages-2Mi": "512Mi"}, "other": {}},
+           "env": [{"name": "A", "value": 3}], "networks": ["data0"]}
+    plan = pods.plan_pod("host", raw, "k8s", "ns1", {"l": "v"}, [], {"data0": "xe0"})
+    spec = plan.manifest["spec"]
+    assert plan.name == "host-k8s"
+    (container,) = spec["containers"]
+    assert container["command"] == ["/bin/sh"] and container["args"] == ["-c", "sleep 1"]
+    assert container["resources"] == {"limits": {"cpu": "1", "hugepages-2Mi": "512Mi"}}
+    assert container["env"] == [{"name": "A", "value": "3"}]
+    assert "lifecycle" not in container  # ignored, as Yardstick ignores it
+    assert spec["nodeSelector"] == {"kubernetes.io/hostname": "n1"}
+    assert spec["tolerations"] == [{"operator": "Exists"}]
+    annotation = json.loads(plan.manifest["metadata"]["annotations"][pods.MULTUS_ANNOTATION])
+    assert annotation == [{"name": "data0", "interface": "xe0"}]
+    assert plan.manifest["metadata"]["labels"] == {"l": "v", "app": "host-k8s"}
+
+
+def test_containers_list_shared_socket_dir_and_idle_command():
+    raw = {"containers": [{"image": "a:1"}, {"image": "b:2", "command": ["run"]}],
+           "node_ports": [{"name": "lua", "port": 22022}]}
+    shared = [pods.SharedDir("nsb-memif", "/tmp/nsb-x/memif")]
+    plan = pods.plan_pod("vnf_0", raw, "k8syardstick", "ns", {}, shared, {})
+    first, second = plan.manifest["spec"]["containers"]
+    assert plan.name == "vnf-0-k8syardstick"  # a DNS label
+    assert first["command"] == pods.IDLE_COMMAND  # nsb starts the programs itself
+    assert second["command"] == ["run"]
+    for container in (first, second):
+        assert {"name": "nsb-memif", "mountPath": "/tmp/nsb-x/memif"} in container["volumeMounts"]
+    assert plan.manifest["spec"]["volumes"] == [
+        {"name": "nsb-memif", "hostPath": {"path": "/tmp/nsb-x/memif",
+                                           "type": "DirectoryOrCreate"}}]
+    assert plan.images == ["a:1", "b:2"]
+    assert plan.service["spec"]["ports"] == [{"name": "lua", "port": 22022, "protocol": "TCP"}]
+
+
+def test_network_attachments_from_nsb_config_and_yardstick_plugin():
+    nad = pods.network_attachment("n1", "ns", {}, {"config": {"type": "bridge",
+                                                              "bridge": "br9"}})
+    assert json.loads(nad["spec"]["config"]) == {"cniVersion": "0.4.0", "name": "n1",
+                                                 "type": "bridge", "bridge": "br9"}
+    old = pods.network_attachment("flannel", "ns", {}, {
+        "plugin": "flannel", "args": '[{ "delegate": { "isDefaultGateway": true }}]'})
+    assert json.loads(old["spec"]["config"])["delegate"] == {"isDefaultGateway": True}
+    assert json.loads(old["spec"]["config"])["type"] == "flannel"
+
+
+def _pod(phase="Pending", waiting=None, conditions=(), restart="Always"):
+    state = NS(waiting=NS(reason=waiting[0], message=waiting[1]) if waiting else None,
+               terminated=None)
+    statuses = [NS(name="main", state=state, ready=False)] if waiting else []
+    return NS(status=NS(phase=phase, reason=None, message=None, container_statuses=statuses,
+                        conditions=list(conditions)), spec=NS(restart_policy=restart))
+
+
+def test_why_a_pod_cannot_start():
+    never = _pod(waiting=("ErrImageNeverPull", 'Container image "nope:1" is not present'))
+    assert "ErrImageNeverPull" in readiness.pod_problem(never, [])
+    assert "is not on the node" in readiness.pod_problem(never, [])
+    unschedulable = _pod(conditions=[NS(type="PodScheduled", status="False",
+                                        reason="Unschedulable",
+                                        message="0/1 nodes are available: 1 Insufficient "
+                                                "hugepages-2Mi.")])
+    assert "Insufficient hugepages-2Mi" in readiness.pod_problem(unschedulable, [])
+    sandbox = NS(type="Warning", reason="FailedCreatePodSandBox",
+                 message="plugin type=\"multus\" failed (add): cannot find a network-attachment"
+                         "-definition (nope)")
+    assert "network-attachment" in readiness.pod_problem(_pod(), [sandbox])
+    creating = _pod(waiting=("ContainerCreating", ""))
+    assert readiness.pod_problem(creating, []) == ""  # it may still come up
+
+
+def test_image_archive_is_a_docker_archive(tmp_path):
+    script = tmp_path / "hello.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    image = image_archive.ImageFiles()
+    image.add_file(str(script), "/usr/bin/hello")
+    image.links["bin/sh"] = "/bin/busybox"
+    out = tmp_path / "img.tar"
+    digest = image_archive.write_archive(str(out), "local/x:1", image, cmd=["/usr/bin/hello"])
+    with tarfile.open(out) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))
+        assert manifest[0]["RepoTags"] == ["docker.io/local/x:1"]
+        config = json.load(tar.extractfile(manifest[0]["Config"]))
+        assert f"sha256:{manifest[0]['Config'].split('.')[0]}" == digest
+        layer = tarfile.open(fileobj=io.BytesIO(tar.extractfile(manifest[0]["Layers"][0]).read()))
+        names = set(layer.getnames())
+    assert {"usr/bin/hello", "bin/sh", "etc/passwd", "tmp"} <= names
+    assert config["config"]["Cmd"] == ["/usr/bin/hello"]
+    # the same files give the same image
+    again = image_archive.write_archive(str(tmp_path / "again.tar"), "local/x:1", image,
+                                        cmd=["/usr/bin/hello"])
+    assert again == digest
+
+
+@pytest.mark.parametrize("ref, full", [("busybox", "docker.io/library/busybox:latest"),
+                                       ("local/a:2", "docker.io/local/a:2"),
+                                       ("registry.k8s.io/pause:3.10",
+                                        "registry.k8s.io/pause:3.10")])
+def test_image_references_as_containerd_stores_them(ref, full):
+    assert image_archive.full_reference(ref) == full
+
+
+def test_cnf_image_has_the_program_its_libraries_a_shell_and_python():
+    from nsb.k8s import cnf_image
+
+    if not shutil.which("dpdk-testpmd"):
+        pytest.fail("dpdk-testpmd is missing (make test installs Debian's dpdk)")
+    image = cnf_image.cnf_files(["dpdk-testpmd"])
+    files = set(image.files) | set(image.links)
+    testpmd = shutil.which("dpdk-testpmd").lstrip("/")
+    assert testpmd in files
+    assert any(f.endswith("librte_net_memif.so") for f in files)
+    assert any("librte_ethdev.so" in f for f in files)  # its libraries (ldd)
+    assert "bin/sh" in files and "usr/bin/python3" in files
+    assert any(f.endswith("/json/__init__.py") for f in files)
+    with pytest.raises(Exception, match="not on this machine"):
+        cnf_image.cnf_files(["no-such-program-here"])
+
+
+def test_nsb_kubernetes_tasks_say_what_they_lack(nsb_main):
+    code, _, err = nsb_main("task", "start", str(DATA / "nsut/cmts/tc_vcmts_k8s_pktgen.yaml"),
+                            "--dry-run")
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "tg_vcmts_tpl.yaml:17" in line and "vCMTS container images" in line
+    # upstream's own mistake: its scenario names node 'vnf', its server is vnf_0
+    code, _, err = nsb_main("task", "start", str(DATA / "nsut/cmts/tc_k8s_pktgen_01.yaml"),
+                            "--dry-run")
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "tc_k8s_pktgen_01.yaml:22" in line and "node 'vnf'" in line and "vnf_0" in line
+
+
+def test_nsb_kubernetes_context_read_as_yardstick_reads_it(tmp_path):
+    """tc080 (Ping between two pods): its servers become pods <server>-<context>, each
+    container as Yardstick gives it (its ssh set-up args kept, not needed)."""
+    from nsb.contexts.kubernetes import KubernetesContext
+    from nsb.runinfo import RunInfo
+    from nsb.task import yardstick
+    from nsb.task.documents import read_document
+
+    doc = read_document(DATA / "opnfv_yardstick_tc080.yaml", {})
+    nodes = yardstick.kubernetes_nodes(doc.data["context"], doc, ("context",))
+    assert set(nodes) == {"host", "target"}
+    assert nodes["host"].pod["name"] == "host-k8s" and nodes["host"].pod["user"] == "root"
+    spec = NS(type="Kubernetes", where=None)
+    options = {k: v for k, v in doc.data["context"].items() if k != "type"}
+    context = KubernetesContext(spec, options, RunInfo("261128-000000-abcdef", None, tmp_path))
+    context.link_across({})
+    plans = context.plans
+    assert {p.name for p in plans.values()} == {"host-k8s", "target-k8s"}
+    container = plans["host"].manifest["spec"]["containers"][0]
+    assert container["image"] == "openretriever/yardstick"
+    assert container["command"] == ["/bin/bash"] and "service ssh restart" in container["args"][1]
+    assert context.namespace == "nsb-abcdef"
