@@ -89,10 +89,6 @@ class TrialResult:
     rx_missed_packets: int = 0
     # why the generator fell short of the trial (empty when it did not), in words
     generator_note: str = ""
-    # the generator lagged because its link refused frames (memif, vhost-user: a DUT that
-    # does not take them stalls the link), proven by a faster pace earlier in the run:
-    # why, judged as the DUT's failure (CSIT counts unsent frames as lost)
-    pushed_back: str = ""
     # the rate its frames are proven to have left at, at least, by the generator's own
     # counters (all out by a known time); None when the generator cannot tell
     proven_tx_pps: float | None = None

@@ -97,17 +97,18 @@ class KubernetesContext(Context, CrossLinking):
         the pods share them)."""
         return f"/tmp/nsb-{self.run.task_id}/memif"
 
-    def _kernel_networks(self, server: str) -> dict[str, str]:
-        """Multus network -> this pod's interface name, for its kernel interfaces."""
+    def _kernel_networks(self, server: str) -> dict[str, tuple[str, str]]:
+        """Multus network -> this pod's interface (name, MAC), for its kernel interfaces."""
         named = {}
+        node = self.nodes[server]
         for index, link in enumerate(self.links):
             for end in (link.a, link.b):
-                iface = self.nodes.get(end.node, Node("", "", {})).interfaces.get(end.interface)
-                if end.node == server and iface is not None and not iface.is_memif:
-                    named[self._link_network(index, end)] = end.interface
+                iface = node.interfaces.get(end.interface) if end.node == server else None
+                if iface is not None and not iface.is_memif:
+                    named[self._link_network(index, end)] = (iface.name, iface.mac)
         for if_name, if_raw in (self.servers[server].get("interfaces") or {}).items():
             if (if_raw or {}).get("network"):
-                named[if_raw["network"]] = if_name
+                named[if_raw["network"]] = (if_name, node.interfaces[if_name].mac)
         return named
 
     def _link_network(self, index: int, end) -> str:

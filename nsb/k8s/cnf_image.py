@@ -70,8 +70,9 @@ def _add_busybox(image: ImageFiles) -> None:
     image.add_file(BUSYBOX, "/bin/busybox")
     applets = subprocess.run([BUSYBOX, "--list-full"], capture_output=True, text=True).stdout
     for applet in applets.split():
-        if applet.strip("/") != "bin/busybox":
-            image.links.setdefault(applet.strip("/"), "/bin/busybox")
+        path = image_archive.canonical("/" + applet.strip("/")).lstrip("/")
+        if path not in image.files:
+            image.links.setdefault(path, "/bin/busybox")
 
 
 def _add_pmds(image: ImageFiles) -> None:
@@ -88,15 +89,32 @@ def _add_pmds(image: ImageFiles) -> None:
             image.links[host.lstrip("/")] = real
 
 
+def _add_library_links(image: ImageFiles) -> None:
+    """Debian links the drivers' libraries (bus, common) from the library directory into
+    the PMD directory: a driver the EAL loads finds the ones it needs there."""
+    for pmd_dir in PMD_DIRS:
+        libdir = os.path.dirname(os.path.dirname(pmd_dir))
+        for link in glob.glob(os.path.join(libdir, "librte_*.so*")):
+            target = os.path.realpath(link)
+            if os.path.islink(link) and target.startswith(pmd_dir) and \
+                    target.lstrip("/") in image.files:
+                image.links.setdefault(link.lstrip("/"), os.readlink(link))
+
+
 def cnf_files(programs: list[str]) -> ImageFiles:
     image = ImageFiles()
+    image.merged_usr()
     _add_busybox(image)
     _add_python(image)
     paths = [host_program(p) for p in programs]
     for path in paths:
         image.add_program(path)
+    # glibc loads it for thread cancellation and unwinding (a DPDK program's exit)
+    for lib in glob.glob("/usr/lib/x86_64-linux-gnu/libgcc_s.so.1")[:1]:
+        image.add_library(lib)
     if any(_uses_dpdk(path) for path in paths):
         _add_pmds(image)
+        _add_library_links(image)
     return image
 
 

@@ -34,7 +34,7 @@ class ImageFiles:
     dirs: set[str] = field(default_factory=set)
 
     def add_file(self, host: str, path: str | None = None) -> None:
-        self.files[(path or host).lstrip("/")] = os.path.realpath(host)
+        self.files[canonical(path or host).lstrip("/")] = os.path.realpath(host)
 
     def add_program(self, host: str, path: str | None = None) -> None:
         """An executable and every shared library its loader resolves (``ldd``), each
@@ -46,12 +46,20 @@ class ImageFiles:
     def add_library(self, lib: str) -> None:
         """A library at the path the loader asks for; a symlink stays a symlink to the one
         real file (two copies would be two libraries to the loader)."""
+        lib = canonical(lib)
         while os.path.islink(lib) and lib.lstrip("/") not in self.links:
             target = os.readlink(lib)
             self.links[lib.lstrip("/")] = target
-            lib = os.path.join(os.path.dirname(lib), target)
+            lib = canonical(os.path.join(os.path.dirname(lib), target))
         if not os.path.islink(lib):
-            self.files.setdefault(os.path.normpath(lib).lstrip("/"), os.path.realpath(lib))
+            self.files.setdefault(lib.lstrip("/"), os.path.realpath(lib))
+
+    def merged_usr(self) -> None:
+        """/bin, /sbin, /lib, /lib64 as this machine has them (links into /usr): each
+        file is in the image once, at its canonical path."""
+        for top in ("bin", "sbin", "lib", "lib64"):
+            if os.path.islink(f"/{top}"):
+                self.links[top] = os.readlink(f"/{top}")
 
     def add_tree(self, host_dir: str, path: str | None = None,
                  skip: tuple[str, ...] = ()) -> None:
@@ -70,6 +78,12 @@ class ImageFiles:
                     self.links[f"{inside}/{name}"] = os.readlink(host)
                 else:
                     self.files[f"{inside}/{name}"] = host
+
+
+def canonical(path: str) -> str:
+    """``path`` with its directory resolved (/lib/x.so -> /usr/lib/x.so where /lib links
+    to /usr/lib): the loader must not find one library under two names."""
+    return os.path.join(os.path.realpath(os.path.dirname(path) or "/"), os.path.basename(path))
 
 
 def shared_libraries(program: str) -> list[str]:

@@ -92,19 +92,23 @@ def container(raw: dict, name: str, idle: bool) -> dict:
     return made
 
 
-def network_annotation(networks: list, interface_names: dict[str, str]) -> str:
-    """Multus' annotation: each network by name, with the interface name the task gave it."""
+def network_annotation(networks: list, interfaces: dict[str, tuple[str, str]]) -> str:
+    """Multus' annotation: each network by name, with the interface name and MAC the task
+    gave it (``interfaces``: network -> (name, mac))."""
     entries = []
     for net in networks:
         entry = {"name": str(net)}
-        if net in interface_names:
-            entry["interface"] = interface_names[net]
+        if net in interfaces:
+            entry["interface"], mac = interfaces[net]
+            if mac:
+                entry["mac"] = mac
         entries.append(entry)
     return json.dumps(entries)
 
 
 def plan_pod(server: str, raw: dict, context: str, namespace: str, labels: dict,
-             shared_dirs: list[SharedDir], kernel_networks: dict[str, str]) -> PodPlan:
+             shared_dirs: list[SharedDir],
+             kernel_networks: dict[str, tuple[str, str]]) -> PodPlan:
     """The pod of ``server``: its containers (the first runs what nsb starts), the
     shared socket directories mounted at their host paths, its Multus networks."""
     name = pod_name(server, context)

@@ -111,14 +111,18 @@ class BinSearchProfile(TrafficProfile):
             found = self._bisect(measurer, frame, lower, upper, rate, later_trials, passed)
             if found is None:  # an interrupted search has trials but no answer
                 return
-            best, best_pct, limited_by = found
+            best, best_pct, limited_by, pinned = found
+            if failed_confirmations and limited_by == LimitedBy.NONE:
+                limited_by = LimitedBy.DUT  # the confirmation above lost frames
             if best is None and passed:  # below a failed confirmation: the last pass stands
                 best_pct = max(passed)
                 best = passed[best_pct]
             extra = {}
             if o["verification_trials"] and best is not None:
                 best, best_pct, extra = self._verify(measurer, frame, best, best_pct)
-            best = measurer.answer(frame, best, limited_by)
+            best = measurer.answer(frame, best, limited_by)  # generator: its fastest loss-free
+            if pinned:
+                limited_by = LimitedBy.DUT
             if o["search_latency"] or best is None or measurer.should_stop():
                 break
             done = latency_trials.confirm(measurer, best, self.judge, self.speed_gbps)
@@ -152,7 +156,8 @@ class BinSearchProfile(TrafficProfile):
     def _bisect(self, measurer: Measurer, frame: Frame, lower: float, upper: float,
                 rate: float, later_trials: int, passed: dict):
         """Bisection between ``lower`` and ``upper`` from ``rate``: (the fastest
-        trial that passed, its rate in %, what limited it), None when stopped."""
+        trial that passed, its rate in %, what limited it, whether the DUT's loss pinned
+        a generator-limited search), None when stopped."""
         o = self.options
         best, best_pct = None, 0.0
         limited_by = LimitedBy.NONE
@@ -172,22 +177,20 @@ class BinSearchProfile(TrafficProfile):
                 upper = rate
                 limited_by = LIMITED_BY[done.verdict]
             if done.verdict == PASS and rate >= o["upper_bound"]:
-                return best, best_pct, LimitedBy.UPPER_BOUND
+                return best, best_pct, LimitedBy.UPPER_BOUND, False
             if upper - lower <= o["test_precision"]:
-                return best, best_pct, self._pinned(limited_by, sent)
+                return best, best_pct, limited_by, self._pinned(limited_by, sent)
             rate = (lower + upper) / 2.0
         return None
 
-    def _pinned(self, limited_by: LimitedBy, sent: dict) -> LimitedBy:
+    def _pinned(self, limited_by: LimitedBy, sent: dict) -> bool:
         """The generator fell short of a rate asked, yet the DUT lost frames at a rate
         the generator did send, within test_precision of the fastest loss-free one: the
-        DUT's limit is pinned down all the same (a DUT that stalls its link, memif or
-        virtio, makes the generator lag just below the rate where it drops)."""
+        DUT's limit is pinned down all the same, between the two (a DUT that stalls its
+        link, memif or virtio, makes the generator lag just below where it drops)."""
         clean = max(sent[PASS], sent[GENERATOR_LIMITED])
-        if limited_by == LimitedBy.GENERATOR and \
-                sent[FAIL] - clean <= self.options["test_precision"]:
-            return LimitedBy.DUT
-        return limited_by
+        return limited_by == LimitedBy.GENERATOR and \
+            sent[FAIL] - clean <= self.options["test_precision"]
 
     def _verify(self, measurer: Measurer, frame: Frame, best, rate: float):
         """TST009-style: the answer must pass ``verification_trials`` more full trials;

@@ -86,6 +86,37 @@ def test_trex_to_a_testpmd_cnf_over_memif_is_dut_limited(cluster, results_conf, 
     assert not k8s_cluster.nsb_namespaces()
 
 
+def test_a_chain_of_two_cnfs_over_memif_counts_every_frame_at_every_hop(cluster, results_conf,
+                                                                        tmp_path):
+    """testpmd, then l3fwd, in two pods sharing a memif socket: in every trial the
+    CNFs' own counters (testpmd's and l3fwd's DPDK telemetry) match TRex's at the ends
+    and each other across the memif between the pods, and the losses by hop add up to
+    what TRex sent less what it received; the platform names both pods."""
+    requires_trex()
+    from tests.functional.test_dpdk_apps import DPDK_APPS
+
+    task = ROOT / "samples" / "k8s" / "tc_trex_memif_cnf_chain.yaml"
+    proc = start(results_conf, {"duration_s": 2, "packet_sizes": [64],
+                                "l3fwd_path": str(DPDK_APPS / "l3fwd")}, task=task,
+                 env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    _, doc = results_of(tmp_path / "results")
+    assert doc["results"]
+    for trial in doc["trials"]:  # each CNF's own counts (DPDK telemetry) along the chain
+        (direction,) = trial["path"]["directions"]
+        assert direction["complete"] and direction["unaccounted"] == 0, direction
+        places = {p["place"]: p["frames"] for p in direction["points"]}
+        assert places["cnf1:xe0 rx"] == trial["tx_packets"]
+        assert places["cnf1:xe1 tx"] == places["cnf2:xe0 rx"]  # the memif between the pods
+        assert places["cnf2:xe1 tx"] == trial["rx_packets"]
+        lost = sum(loss["frames"] for loss in direction["losses"])
+        assert lost == trial["tx_packets"] - trial["rx_packets"]
+    assert {doc["platform"][n]["kubernetes"]["pod"] for n in ("cnf1", "cnf2")} == \
+        {"cnf1-k8s", "cnf2-k8s"}
+    assert not k8s_cluster.nsb_namespaces()
+
+
 def _task(tmp_path, replace: dict) -> str:
     text = SAMPLE.read_text()
     for old, new in replace.items():
@@ -146,3 +177,44 @@ def test_a_killed_run_leaves_no_namespace_after_the_next(cluster, results_conf, 
     assert not k8s_cluster.nsb_namespaces()
     assert not [p for p in k8s_cluster.client().list_pod_for_all_namespaces().items
                 if p.metadata.namespace.startswith("nsb-")]
+
+
+def test_a_kernel_link_between_two_pods_is_a_multus_bridge(cluster, tmp_path):
+    """Two pods linked by a kernel interface each: Multus attaches a bridge network of the
+    link's own, the interfaces named and addressed (MAC) as the task says, and frames
+    cross it (a ping answered, counted by the other pod's interface)."""
+    from types import SimpleNamespace
+
+    from nsb.contexts.kubernetes import KubernetesContext
+    from nsb.runinfo import RunInfo
+
+    options = {"name": "k8s", "servers": {
+        name: {"containers": [{"image": "local/nsb-dpdk-cnf:22.11", "imagePullPolicy": "Never",
+                               "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}}}],
+               "interfaces": {"xe0": {"type": "veth"}}} for name in ("a", "b")},
+        "images": {"local/nsb-dpdk-cnf:22.11": {"programs": ["dpdk-testpmd"]}},
+        "links": [["a:xe0", "b:xe0"]]}
+    spec = SimpleNamespace(type="kubernetes", where=None)
+    context = KubernetesContext(spec, options, RunInfo("261128-000000-multus", None, tmp_path))
+    try:
+        context.deploy()
+        macs = {}
+        for name in ("a", "b"):
+            shown = context.nodes[name].executor.run(["ip", "-o", "link", "show", "xe0"]).stdout
+            assert "xe0" in shown and "UP" in shown, shown
+            macs[name] = shown.split("link/ether ")[1].split()[0]
+        assert macs == {n: context.nodes[n].interfaces["xe0"].mac for n in ("a", "b")}
+        a, b = (context.nodes[n].executor for n in ("a", "b"))
+
+        def counted(executor, what):
+            return int(executor.read_file(f"/sys/class/net/xe0/statistics/{what}").strip())
+
+        b.run(["ip", "addr", "add", "192.0.2.2/24", "dev", "xe0"])
+        a.run(["ip", "addr", "add", "192.0.2.1/24", "dev", "xe0"])
+        before = counted(b, "rx_packets")
+        pinged = a.run(["ping", "-c", "3", "-W", "2", "192.0.2.2"], timeout=30, check=False)
+        assert pinged.returncode == 0, pinged.stdout + pinged.stderr
+        assert counted(b, "rx_packets") - before >= 3  # b's own counter saw them
+    finally:
+        context.undeploy()
+    assert not k8s_cluster.nsb_namespaces()

@@ -213,6 +213,7 @@ def test_a_lossy_confirmation_sends_the_search_below_it():
     assert result.throughput_pps == pytest.approx(confirmations[-1].result.tx_rate_pps)
     assert result.loss_pct == 0 and result.latency is not None
     assert result.extra["failed_confirmations"] == 1 and result.warnings == ()
+    assert result.limited_by == "dut"  # the lossy confirmation above it, whatever came after
     # every confirmation runs at the rate its search passed at, never a lower one
     for confirmation in confirmations:
         asked = confirmation.result.trial.rate_pps

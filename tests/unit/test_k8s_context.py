@@ -20,7 +20,8 @@ def test_single_container_server_as_yardstick_reads_it():
            "nodeSelector": {"kubernetes.io/hostname": "n1"}, "lifecycle": {"x": 1},
            "resources": {"limits": {"cpu": 1, "hugepages-2Mi": "512Mi"}, "other": {}},
            "env": [{"name": "A", "value": 3}], "networks": ["data0"]}
-    plan = pods.plan_pod("host", raw, "k8s", "ns1", {"l": "v"}, [], {"data0": "xe0"})
+    plan = pods.plan_pod("host", raw, "k8s", "ns1", {"l": "v"}, [],
+                         {"data0": ("xe0", "02:00:00:00:00:01")})
     spec = plan.manifest["spec"]
     assert plan.name == "host-k8s"
     (container,) = spec["containers"]
@@ -31,7 +32,7 @@ def test_single_container_server_as_yardstick_reads_it():
     assert spec["nodeSelector"] == {"kubernetes.io/hostname": "n1"}
     assert spec["tolerations"] == [{"operator": "Exists"}]
     annotation = json.loads(plan.manifest["metadata"]["annotations"][pods.MULTUS_ANNOTATION])
-    assert annotation == [{"name": "data0", "interface": "xe0"}]
+    assert annotation == [{"name": "data0", "interface": "xe0", "mac": "02:00:00:00:00:01"}]
     assert plan.manifest["metadata"]["labels"] == {"l": "v", "app": "host-k8s"}
 
 
@@ -131,7 +132,8 @@ def test_cnf_image_has_the_program_its_libraries_a_shell_and_python():
     assert testpmd in files
     assert any(f.endswith("librte_net_memif.so") for f in files)
     assert any("librte_ethdev.so" in f for f in files)  # its libraries (ldd)
-    assert "bin/sh" in files and "usr/bin/python3" in files
+    assert "usr/bin/sh" in files and "usr/bin/python3" in files
+    assert any(f.endswith("libgcc_s.so.1") for f in files)
     assert any(f.endswith("/json/__init__.py") for f in files)
     with pytest.raises(Exception, match="not on this machine"):
         cnf_image.cnf_files(["no-such-program-here"])

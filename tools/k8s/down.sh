@@ -8,6 +8,12 @@ S=${NSB_K8S_STATE:-/var/lib/nsb/k8s}
 if [ -s "$S/relay.pid" ]; then kill -KILL "$(cat "$S/relay.pid")" 2>/dev/null; fi
 if [ -s "$S/ns.pid" ] && kill -0 "$(cat "$S/ns.pid")" 2>/dev/null; then
   NSPID=$(cat "$S/ns.pid")
+  # what joined the cluster's network namespace from outside its pid namespace (the
+  # relay's connections to the API server) does not die with its PID 1
+  NETNS=$(readlink "/proc/$NSPID/ns/net")
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$NETNS" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+  done
   kill -KILL "$NSPID"
   for _ in $(seq 100); do kill -0 "$NSPID" 2>/dev/null || break; sleep 0.1; done
 fi

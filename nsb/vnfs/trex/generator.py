@@ -24,16 +24,7 @@ from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
-from nsb.vnfs.trex import (
-    backpressure,
-    install,
-    pacing,
-    sampled,
-    stats,
-    streams,
-    trex_cfg,
-    vxlan,
-)
+from nsb.vnfs.trex import install, pacing, sampled, stats, streams, trex_cfg, vxlan
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
 
@@ -58,7 +49,6 @@ class TrexTrafficGen(TrafficGen):
         self.ports = self._ports(options.get("port_pairs"))
         self.paths = self._paths()
         self.vxlan = vxlan.from_options(options.get("vxlan"))
-        self._fastest_pps = 0.0  # the fastest per-port pace of this run's trials (backpressure)
         if self.vxlan and options["latency_pps"] > 0:
             raise spec.options_where.error(
                 f"{options['latency_pps']:g}: latency frames are not matched once the DUT has "
@@ -280,12 +270,8 @@ class TrexTrafficGen(TrafficGen):
         port_stats = self._drain(ports)
         missed = self.rx_missed(self.rx_ports)
         latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
-        result = stats.trial_result(replace(trial, flows=flows), self, port_stats, pace,
-                                    latency, missed)
-        result = backpressure.judged(result, self.ports, len(self.tx_ports), self._fastest_pps)
-        self._fastest_pps = max(self._fastest_pps,
-                                result.tx_rate_pps / max(1, len(self.tx_ports)))
-        return result
+        return stats.trial_result(replace(trial, flows=flows), self, port_stats, pace,
+                                  latency, missed)
 
     def rx_missed(self, ports: list[int]) -> dict[int, int]:
         """Per receiving port, the frames its receive path dropped for want of buffers
