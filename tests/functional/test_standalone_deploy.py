@@ -50,6 +50,7 @@ def _gone(task_id: str) -> None:
                 if link.name in ("nsbsa0", "nsbsa1", "ovs-netdev")]
 
 
+@pytest.mark.slow  # two minutes; its siblings below deploy the same host, make test-slow
 def test_ovs_dpdk_and_a_vm_come_up_on_the_host_over_ssh_and_forward(host, results_conf,
                                                                      tmp_path):
     pages_before = _hugepages_total()
