@@ -218,3 +218,55 @@ def test_a_kernel_link_between_two_pods_is_a_multus_bridge(cluster, tmp_path):
     finally:
         context.undeploy()
     assert not k8s_cluster.nsb_namespaces()
+
+
+def test_the_pod_executor_runs_starts_pipes_and_forwards_ports(cluster, tmp_path):
+    """What VNF plugins ask of a node, through the API: a command with its input, files,
+    a background program stopped with its exit code, a program on pipes, and a TCP port
+    of the pod reached through a port-forward."""
+    import time as clock
+    from types import SimpleNamespace
+
+    from nsb.contexts.kubernetes import KubernetesContext
+    from nsb.runinfo import RunInfo
+
+    options = {"name": "k8s", "servers": {"p": {"image": "local/nsb-dpdk-cnf:22.11",
+                                                "imagePullPolicy": "Never"}},
+               "images": {"local/nsb-dpdk-cnf:22.11": {"programs": ["dpdk-testpmd"]}}}
+    spec = SimpleNamespace(type="kubernetes", where=None)
+    context = KubernetesContext(spec, options, RunInfo("261128-000000-podexe", None, tmp_path))
+    try:
+        context.deploy()
+        pod = context.nodes["p"].executor
+        assert pod.run(["tr", "a-z", "A-Z"], input="hello\n").stdout == "HELLO\n"
+        assert pod.run(["sh", "-c", "exit 3"], check=False).returncode == 3
+        pod.write_file("/tmp/x/config.txt", "line one\nline two\n")
+        assert pod.read_file("/tmp/x/config.txt") == "line one\nline two\n"
+        log = str(tmp_path / "sleeper.log")
+        sleeper = pod.start(["sh", "-c", "echo started; sleep 60"], log_path=log)
+        assert sleeper.poll() is None
+        sleeper.stop(grace_s=2)
+        assert sleeper.poll() is not None and "started" in pod.read_file(log)
+        echo = pod.start(["cat"], pipes=True)
+        echo.write_line("through the pipe")
+        assert echo.read_line(timeout=10) == "through the pipe"
+        echo.stop(grace_s=2)
+        server = pod.start(["nc", "-l", "-p", "7777", "-e", "cat"])
+        deadline = clock.monotonic() + 20
+        while True:
+            try:
+                sock = pod.connect_tcp(7777, timeout=5)
+                sock.sendall(b"over the forward\n")
+                got = sock.recv(64)
+                sock.close()
+                if got:
+                    break
+            except OSError:
+                pass
+            assert clock.monotonic() < deadline, "no answer through the port-forward"
+            clock.sleep(0.5)
+        assert got == b"over the forward\n"
+        server.stop(grace_s=2)
+    finally:
+        context.undeploy()
+    assert not k8s_cluster.nsb_namespaces()
