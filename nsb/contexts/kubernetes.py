@@ -19,13 +19,12 @@ import os
 import time
 
 from nsb.contexts import topology
-from nsb.contexts.base import Context, Endpoint, Link, Node
+from nsb.contexts.base import Context, Endpoint, Link
 from nsb.contexts.combined import CrossLinking
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.kube import PodExecutor
 from nsb.k8s import api, cnf_image, pods, readiness, schema
 from nsb.leftovers import run_alive
-from nsb.nodes.node import Interface, stable_mac
 from nsb.runinfo import short_tag
 
 LOG = logging.getLogger(__name__)
@@ -42,24 +41,15 @@ class KubernetesContext(Context, CrossLinking):
         self.servers: dict[str, dict] = options["servers"]
         self.namespace = f"nsb-{short_tag(run.task_id)}"
         self.labels = {api.MANAGED_BY: "nsb", api.TASK_LABEL: run.task_id}
-        self.nodes = {name: self._node(name, raw) for name, raw in self.servers.items()}
+        self.nodes = topology.build_nodes(
+            {name: {"role": raw.get("role", "Sut"), "interfaces": raw.get("interfaces")}
+             for name, raw in self.servers.items()}, default_kind="memif")
         topology.check_macs(self.nodes, spec.where, "servers")
         self.links: list[Link] = []
         self.cluster: api.Cluster | None = None
         self.plans: dict[str, pods.PodPlan] = {}
         self.kubernetes_version = ""
         self._created = False
-
-    @staticmethod
-    def _node(name: str, raw: dict) -> Node:
-        interfaces = {}
-        for if_name, if_raw in (raw.get("interfaces") or {}).items():
-            if_raw = if_raw or {}
-            interfaces[if_name] = Interface(
-                name=if_name, mac=(if_raw.get("mac") or stable_mac(name, if_name)).lower(),
-                ip=if_raw.get("ip", ""), mtu=if_raw.get("mtu", 1500),
-                kind=if_raw.get("type", "memif"))
-        return Node(name=name, role=raw.get("role", "Sut"), interfaces=interfaces)
 
     # --- links -----------------------------------------------------------------------
 
@@ -92,6 +82,10 @@ class KubernetesContext(Context, CrossLinking):
         self._plan(others)
 
     @property
+    def _has_memif(self) -> bool:
+        return any(i.is_memif for n in self.nodes.values() for i in n.interfaces.values())
+
+    @property
     def memif_dir(self) -> str:
         """The run's memif sockets (the netns context's directory: a generator there and
         the pods share them)."""
@@ -117,7 +111,7 @@ class KubernetesContext(Context, CrossLinking):
 
     def _plan(self, others: dict) -> None:
         shared = []
-        if any(i.is_memif for n in self.nodes.values() for i in n.interfaces.values()):
+        if self._has_memif:
             shared.append(pods.SharedDir("nsb-memif", self.memif_dir))
         for server, raw in self.servers.items():
             kernel = self._kernel_networks(server)
@@ -154,7 +148,7 @@ class KubernetesContext(Context, CrossLinking):
         self.kubernetes_version = self.cluster.version()
         self.remove_leftovers()
         self._import_images()
-        if any(i.is_memif for n in self.nodes.values() for i in n.interfaces.values()):
+        if self._has_memif:
             os.makedirs(self.memif_dir, exist_ok=True)
         api.create_namespace(self.cluster, self.namespace, self.run.task_id)
         self._created = True

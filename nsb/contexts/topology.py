@@ -67,7 +67,8 @@ LINKS_SCHEMA = {
 }
 
 
-def build_nodes(raw_nodes: dict) -> dict[str, Node]:
+def build_nodes(raw_nodes: dict, default_kind: str = "veth") -> dict[str, Node]:
+    """Nodes from their raw entries; an interface without ``type`` is ``default_kind``."""
     nodes = {}
     for name, raw in raw_nodes.items():
         interfaces = {}
@@ -76,7 +77,7 @@ def build_nodes(raw_nodes: dict) -> dict[str, Node]:
             interfaces[if_name] = Interface(
                 name=if_name, mac=(if_raw.get("mac") or stable_mac(name, if_name)).lower(),
                 ip=if_raw.get("ip", ""), mtu=if_raw.get("mtu", 1500),
-                kind=if_raw.get("type", "veth"))
+                kind=if_raw.get("type", default_kind))
         nodes[name] = Node(name=name, role=raw.get("role", ""), interfaces=interfaces,
                            bridges=tuple(raw.get("bridges", ())))
     return nodes

@@ -53,12 +53,6 @@ class Cluster:
 
         return client.VersionApi(self.api_client).get_code().git_version
 
-    def node_versions(self) -> dict[str, str]:
-        """Each node's kubelet version and container runtime."""
-        return {n.metadata.name: f"{n.status.node_info.kubelet_version} "
-                                 f"({n.status.node_info.container_runtime_version})"
-                for n in self.core.list_node().items}
-
 
 def connect(kubeconfig: str | None, context: str | None) -> Cluster:
     try:

@@ -45,10 +45,6 @@ def host_program(program: str) -> str:
     return os.path.abspath(path)
 
 
-def _uses_dpdk(path: str) -> bool:
-    return any("librte_" in lib for lib in image_archive.shared_libraries(path))
-
-
 def _add_python(image: ImageFiles) -> None:
     """The running interpreter's python3 and its standard library (the big unused parts
     left out)."""
@@ -112,7 +108,7 @@ def cnf_files(programs: list[str]) -> ImageFiles:
     # glibc loads it for thread cancellation and unwinding (a DPDK program's exit)
     for lib in glob.glob("/usr/lib/x86_64-linux-gnu/libgcc_s.so.1")[:1]:
         image.add_library(lib)
-    if any(_uses_dpdk(path) for path in paths):
+    if any("/librte_" in name for name in image.files):  # a DPDK program's libraries
         _add_pmds(image)
         _add_library_links(image)
     return image
