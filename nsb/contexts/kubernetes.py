@@ -5,8 +5,10 @@ the task declares (Multus networks, pods, NodePort services) through the API, wa
 until the pods are Ready (one line naming the first that cannot start and why), and
 gives each pod a node whose executor runs commands through the API's exec. Data paths:
 memif sockets on a host directory the pod mounts at the same path (shared with a
-generator on the node, or with another pod), and kernel interfaces of Multus networks
-(a bridge per link by default) that DPDK programs take with af_packet. Teardown
+generator on the node, or with another pod), vhost-user sockets there too, to a
+vSwitch on the node (OVS-DPDK: a PVC; the pod's hugepages from its resources), and
+kernel interfaces of Multus networks (a bridge per link by default) that DPDK programs
+take with af_packet. Teardown
 deletes the namespace; a run killed before it is found by the next one (the namespace's
 run is gone) and its namespace deleted.
 """
@@ -16,10 +18,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import time
 
 from nsb.contexts import topology
-from nsb.contexts.base import Context, Endpoint, Link
+from nsb.contexts.base import Context, Endpoint, Link, vhost_dir
 from nsb.contexts.combined import CrossLinking
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.kube import PodExecutor
@@ -58,32 +61,84 @@ class KubernetesContext(Context, CrossLinking):
         self.links = topology.build_links(self.options.get("links", []), nodes,
                                           self.spec.where)
         for index, link in enumerate(self.links):
+            if link.via:
+                self._check_switched(link, nodes, index)
+                continue
             ends = [nodes[e.node].interfaces[e.interface] for e in (link.a, link.b)]
             foreign = [e for e in (link.a, link.b) if e.node not in self.nodes]
             if foreign and not all(i.is_memif for i in ends):
                 raise self.spec.where.error(
                     f"link {link}: a pod reaches a node outside the cluster ({foreign[0]}) "
-                    "over memif only (a socket on the node both share); give both ends "
-                    "type: memif", "links", index)
-            if link.via:
-                raise self.spec.where.error(f"link {link}: pods are linked directly (memif, "
-                                            "or a Multus network per link)", "links", index)
-        linked = {end for link in self.links for end in (link.a, link.b)}
-        for node in self.nodes.values():
-            for iface in node.interfaces.values():
-                if iface.is_memif and Endpoint(node.name, iface.name) not in linked:
-                    raise self.spec.where.error(
-                        f"{node.name}:{iface.name} is a memif interface without a link: the "
-                        "peer that shares its socket is missing (add it to 'links')",
-                        "servers", node.name, "interfaces", iface.name)
+                    "over memif (a socket on the node both share; give both ends type: "
+                    "memif) or over vhost-user through the node's vSwitch (via: BRIDGE)",
+                    "links", index)
+        self._check_socket_ends()
         topology.assign_addresses(nodes, self.links, first=100)
         topology.assign_memif_sockets(self.links, nodes, self.memif_dir, self.spec.where)
         self.connect_peers(nodes)
         self._plan(others)
+        self._check_hugepages()
+
+    def _check_switched(self, link: Link, nodes: dict, index: int) -> None:
+        """A link via a bridge: the bridge is a vSwitch on the node (a node outside the
+        cluster: OVS-DPDK), each pod's end a vhost-user port of it (a PVC)."""
+        if link.switch_a.node in self.nodes:
+            raise self.spec.where.error(
+                f"link {link}: bridge {link.via} is on pod {link.switch_a.node}; pods reach "
+                "a vSwitch of the node (a node outside the cluster with it in 'bridges'), "
+                "or each other directly (memif, or a Multus network per link)",
+                "links", index, "via")
+        for side, end in enumerate((link.a, link.b)):
+            if end.node in self.nodes and not nodes[end.node].interfaces[end.interface] \
+                    .is_vhostuser:
+                raise self.spec.where.error(
+                    f"link {link}: pod interface {end} reaches the node's vSwitch over "
+                    "vhost-user only (a socket on the node both share): give it type: "
+                    "vhostuser", "links", index, "ends", side)
+
+    def _check_socket_ends(self) -> None:
+        """Every memif interface has its peer, every vhost-user one its vSwitch."""
+        linked = {end: link for link in self.links for end in (link.a, link.b)}
+        for node in self.nodes.values():
+            for iface in node.interfaces.values():
+                end = Endpoint(node.name, iface.name)
+                where = ("servers", node.name, "interfaces", iface.name)
+                if iface.is_memif and end not in linked:
+                    raise self.spec.where.error(
+                        f"{end} is a memif interface without a link: the peer that shares "
+                        "its socket is missing (add it to 'links')", *where)
+                if iface.is_vhostuser and not (end in linked and linked[end].via):
+                    raise self.spec.where.error(
+                        f"{end} is a vhost-user interface: link it through the node's "
+                        "vSwitch ({ends: [...], via: BRIDGE}), which connects to its socket",
+                        *where)
+
+    def _check_hugepages(self) -> None:
+        """A pod with vhost-user ports shares its memory with the vSwitch: hugepages,
+        which only the pod's resources give it (its node's pool is the kubelet's)."""
+        for server, plan in self.plans.items():
+            vhost = [i.name for i in self.nodes[server].interfaces.values() if i.is_vhostuser]
+            if not vhost:
+                continue
+            try:
+                given = plan.hugepages_mb
+            except ValueError as exc:
+                raise self.spec.where.error(f"pod {plan.name}: {exc}", "servers",
+                                            server) from None
+            if not given:
+                raise self.spec.where.error(
+                    f"pod {plan.name}: ports {', '.join(vhost)} are vhost-user, whose memory "
+                    "the vSwitch shares: give its container resources.limits hugepages-2Mi "
+                    "(or hugepages-1Gi), e.g. 512Mi, and the node that many hugepages",
+                    "servers", server)
 
     @property
     def _has_memif(self) -> bool:
         return any(i.is_memif for n in self.nodes.values() for i in n.interfaces.values())
+
+    @property
+    def _has_vhostuser(self) -> bool:
+        return any(i.is_vhostuser for n in self.nodes.values() for i in n.interfaces.values())
 
     @property
     def memif_dir(self) -> str:
@@ -98,7 +153,7 @@ class KubernetesContext(Context, CrossLinking):
         for index, link in enumerate(self.links):
             for end in (link.a, link.b):
                 iface = node.interfaces.get(end.interface) if end.node == server else None
-                if iface is not None and not iface.is_memif:
+                if iface is not None and not (iface.is_memif or iface.is_vhostuser):
                     named[self._link_network(index, end)] = (iface.name, iface.mac)
         for if_name, if_raw in (self.servers[server].get("interfaces") or {}).items():
             if (if_raw or {}).get("network"):
@@ -113,6 +168,8 @@ class KubernetesContext(Context, CrossLinking):
         shared = []
         if self._has_memif:
             shared.append(pods.SharedDir("nsb-memif", self.memif_dir))
+        if self._has_vhostuser:
+            shared.append(pods.SharedDir("nsb-vhost", vhost_dir(self.run.task_id)))
         for server, raw in self.servers.items():
             kernel = self._kernel_networks(server)
             raw = dict(raw)
@@ -129,7 +186,8 @@ class KubernetesContext(Context, CrossLinking):
             if link.a.node not in self.nodes or link.b.node not in self.nodes:
                 continue  # to a node outside the cluster: memif
             iface = self.nodes[link.a.node].interfaces[link.a.interface]
-            if iface.is_memif or self._link_network(index, link.a) != f"nsb-link{index}":
+            if iface.is_memif or link.via or \
+                    self._link_network(index, link.a) != f"nsb-link{index}":
                 continue
             bridge = f"nsb{short_tag(self.run.task_id)}l{index}"[:15]
             made.append(pods.network_attachment(
@@ -150,6 +208,8 @@ class KubernetesContext(Context, CrossLinking):
         self._import_images()
         if self._has_memif:
             os.makedirs(self.memif_dir, exist_ok=True)
+        if self._has_vhostuser:
+            os.makedirs(vhost_dir(self.run.task_id), exist_ok=True)
         api.create_namespace(self.cluster, self.namespace, self.run.task_id)
         self._created = True
         for network in self._network_objects():
@@ -168,6 +228,7 @@ class KubernetesContext(Context, CrossLinking):
         for server, plan in self.plans.items():
             pod = ready[plan.name]
             executor = PodExecutor(self.cluster.core, self.namespace, plan.name, plan.container)
+            executor.hugepages_given_mb = plan.hugepages_mb
             executor.facts = {"kubernetes": {
                 "pod": plan.name, "namespace": self.namespace, "node": pod.spec.node_name,
                 "images": plan.images, "kubernetes_version": self.kubernetes_version,
@@ -215,6 +276,10 @@ class KubernetesContext(Context, CrossLinking):
             api.delete_namespace(self.cluster, self.namespace)
             self._wait_gone(60)
             self._created = False
+        for directory in (self.memif_dir, vhost_dir(self.run.task_id)):  # the sockets
+            shutil.rmtree(directory, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the task's directory, if nothing else is in it
+            os.rmdir(os.path.dirname(self.memif_dir))
 
     def _wait_gone(self, timeout_s: float) -> None:
         """Until the namespace (and so every pod) is gone: the next run may reuse what

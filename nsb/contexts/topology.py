@@ -176,6 +176,8 @@ def _switch_port(nodes: dict[str, Node], host: str, bridge: str, end: Endpoint, 
             f"{host} interface cabled to it 'peer: {end}' (a vhost-user end needs none); "
             f"{host} has: {nics}", "links", index, "ends", "ab".index(side))
     port = f"{bridge}-{index}{side}"
+    while port in switch.interfaces:  # another context's link took the name first
+        port += side
     switch.interfaces[port] = Interface(name=port, mac=stable_mac(host, port), kind=kind)
     return Endpoint(host, port)
 

@@ -55,6 +55,10 @@ class Executor(abc.ABC):
     """Runs argument lists on one node."""
 
     name: str
+    # MB of hugepages the node's environment was handed (a pod's resources): a program
+    # there takes its pages from them and must not grow the machine's pool; None where
+    # the node's pool is nsb's to grow and give back
+    hugepages_given_mb: int | None = None
 
     @abc.abstractmethod
     def run(self, argv: list[str], *, timeout: float = 60.0, check: bool = True,

@@ -8,6 +8,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from nsb.errors import PrerequisiteError
+
 # Yardstick's defaults (yardstick/orchestrator/kubernetes.py)
 DEFAULT_IMAGE = "openretriever/yardstick"
 DEFAULT_TOLERATIONS = [{"operator": "Exists"}]
@@ -53,6 +55,32 @@ class PodPlan:
     @property
     def container(self) -> str:
         return self.manifest["spec"]["containers"][0]["name"]
+
+    @property
+    def hugepages_mb(self) -> int:
+        """The hugepages the first container (where nsb runs programs) is given."""
+        return hugepages_mb(self.manifest["spec"]["containers"][0])
+
+
+def hugepages_mb(made: dict) -> int:
+    """MB of hugepages a container's limits (else requests) give it, of any size; a
+    quantity Kubernetes would not take is a ValueError naming it."""
+    try:
+        from kubernetes.utils.quantity import parse_quantity
+    except ImportError:
+        raise PrerequisiteError("the kubernetes context needs the kubernetes Python client: "
+                                "pip install 'nsb[kubernetes]'") from None
+    resources = made.get("resources") or {}
+    given = resources.get("limits") or resources.get("requests") or {}
+    total = 0
+    for resource, quantity in given.items():
+        if resource.startswith("hugepages-"):
+            try:
+                total += parse_quantity(quantity)
+            except ValueError:
+                raise ValueError(f"{resource}: '{quantity}' is not a quantity (e.g. 512Mi, "
+                                 "1Gi)") from None
+    return int(total // (1 << 20))
 
 
 def _as_list(value) -> list:

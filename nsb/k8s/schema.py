@@ -30,9 +30,12 @@ CONTAINER = {
 _INTERFACE = {**topology.INTERFACE_SCHEMA, "properties": {
     **topology.INTERFACE_SCHEMA["properties"],
     "type": {"description": "memif: a socket on a directory the pod shares with the other "
-                            "end (a pod, or a generator on the node); veth: a kernel "
-                            "interface of a Multus network (af_packet for DPDK programs)",
-             "enum": ["memif", "veth"]},
+                            "end (a pod, or a generator on the node); vhostuser: a socket "
+                            "the pod serves (virtio_user) and the node's vSwitch connects "
+                            "to (link it via the bridge; the pod needs hugepages in its "
+                            "resources); veth: a kernel interface of a Multus network "
+                            "(af_packet for DPDK programs)",
+             "enum": ["memif", "vhostuser", "veth"]},
     "network": {"description": "the Multus network (context 'networks' or an existing "
                                "NetworkAttachmentDefinition) this kernel interface is on; "
                                "default: a bridge of its own per link",

@@ -61,13 +61,13 @@ def nsb_namespaces() -> list[str]:
 
 def host_state() -> dict:
     """What the cluster must not change on the host: links, routes, firewall rules,
-    mounts, sysctls kubelet writes, cgroups, processes."""
+    mounts, sysctls kubelet writes, the hugepages make k8s adds, cgroups, processes."""
     def out(*argv: str) -> str:
         return subprocess.run(argv, capture_output=True, text=True).stdout
 
     sysctls = {k: Path(f"/proc/sys/{k}").read_text().strip() for k in (
         "kernel/panic", "kernel/panic_on_oops", "vm/overcommit_memory", "vm/panic_on_oom",
-        "net/ipv4/ip_forward")}
+        "net/ipv4/ip_forward", "vm/nr_hugepages")}
     mounts = {" ".join(line.split()[3:5]) for line in
               Path("/proc/self/mountinfo").read_text().splitlines()}
     processes = {line.split(None, 1)[1] for line in out("ps", "-eo", "pid=,comm=").splitlines()

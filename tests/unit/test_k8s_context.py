@@ -175,3 +175,94 @@ def test_nsb_kubernetes_context_read_as_yardstick_reads_it(tmp_path):
     assert container["image"] == "openretriever/yardstick"
     assert container["command"] == ["/bin/bash"] and "service ssh restart" in container["args"][1]
     assert context.namespace == "nsb-abcdef"
+
+
+PVC = Path(__file__).resolve().parents[2] / "samples" / "k8s" / "tc_trex_ovs_dpdk_pvc_cnf.yaml"
+
+
+def _pvc(tmp_path, replace: dict) -> str:
+    text = PVC.read_text()
+    for old, new in replace.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "pvc.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_pvc_pod_mounts_the_vhost_user_sockets_and_has_no_multus_network(nsb_main):
+    """The pod serves its vhost-user sockets where OVS-DPDK on the node connects
+    (the task's vhost directory, mounted at the same path); no Multus network is
+    made for a switched link; the bridge's ports are dpdkvhostuserclient ports."""
+    import yaml
+
+    code, out, err = nsb_main("task", "start", str(PVC), "--dry-run")
+    assert code == 0, err
+    shown = yaml.safe_load(out)
+    (kubernetes,) = [c for c in shown["context"]["contexts"] if c["type"] == "kubernetes"]
+    assert kubernetes["pods"]["cnf-k8s"]["networks"] == ""
+    ovs = shown["scenarios"][0]["vnfs"]["ovs0"]
+    sockets = ovs["vhost_user_ports"]
+    assert sockets["br0-0b"].endswith("/vhost/cnf-eth0.sock")
+    assert sockets["br0-1a"].endswith("/vhost/cnf-eth1.sock")
+    command = shown["scenarios"][0]["vnfs"]["cnf0"]["command"]
+    assert f"net_virtio_user0,path={sockets['br0-0b']},server=1" in command
+    assert "--in-memory" in command  # hugepages through memfd, no hugetlbfs mount
+
+
+def test_the_pod_of_a_pvc_mounts_the_socket_directory(tmp_path):
+    from nsb.contexts.kubernetes import KubernetesContext
+    from nsb.contexts.topology import build_nodes
+    from nsb.runinfo import RunInfo
+
+    others = build_nodes({"tg": {"role": "TrafficGen", "interfaces": {"xe0": {
+        "type": "vhostuser"}}}, "host": {"role": "Switch", "bridges": ["br0"]}})
+    options = {"servers": {"cnf": {"image": "x", "resources": {
+        "limits": {"hugepages-2Mi": "1Gi", "memory": "1Gi"}},
+        "interfaces": {"eth0": {"type": "vhostuser"}}}},
+        "links": [{"ends": ["tg:xe0", "cnf:eth0"], "via": "br0"}]}
+    context = KubernetesContext(NS(type="kubernetes", where=None), options,
+                                RunInfo("261128-000000-abcdef", None, tmp_path))
+    context.link_across(others)
+    plan = context.plans["cnf"]
+    (volume,) = plan.manifest["spec"]["volumes"]
+    assert volume["hostPath"]["path"] == "/tmp/nsb-261128-000000-abcdef/vhost"
+    assert plan.hugepages_mb == 1024
+
+
+@pytest.mark.parametrize("replace, expected", [
+    ({", hugepages-2Mi: \"{{ hugepages | default('512Mi') }}\"": ""},
+     "contexts[1].servers.cnf: pod cnf-k8s: ports eth0, eth1 are vhost-user, whose memory "
+     "the vSwitch shares: give its container resources.limits hugepages-2Mi"),
+    ({"hugepages | default('512Mi')": "hugepages | default('lots')"},
+     "contexts[1].servers.cnf: pod cnf-k8s: hugepages-2Mi: 'lots' is not a quantity"),
+    ({"      - {ends: [cnf:eth1, tg:xe1], via: br0}\n": ""},
+     "contexts[1].servers.cnf.interfaces.eth1: cnf:eth1 is a vhost-user interface: link it "
+     "through the node's vSwitch"),
+    ({"interfaces: {eth0: {type: vhostuser}, eth1: {type: vhostuser}}":
+      "interfaces: {eth0: {type: vhostuser}, eth1: {type: memif}}"},
+     "contexts[1].links[1].ends[0]: link cnf:eth1 <-> tg:xe1 via host:br0: pod interface "
+     "cnf:eth1 reaches the node's vSwitch over vhost-user only"),
+    ({"      - {ends: [cnf:eth1, tg:xe1], via: br0}\n": "      - [cnf:eth1, tg:xe1]\n"},
+     "contexts[1].links[1]: link cnf:eth1 <-> tg:xe1: a pod reaches a node outside the "
+     "cluster (tg:xe1) over memif"),
+], ids=["no-hugepages", "bad-quantity", "no-switch", "memif-via-switch", "vhost-direct"])
+def test_what_a_pvc_pod_lacks_is_one_line_before_anything_starts(nsb_main, tmp_path, replace,
+                                                                  expected):
+    code, _, err = nsb_main("task", "start", _pvc(tmp_path, replace), "--dry-run")
+    assert code == 2, err
+    (line,) = err.strip().splitlines()
+    assert expected in line and "pvc.yaml:" in line, line
+
+
+def test_a_pods_hugepages_are_given_not_added_to_the_pool():
+    """In a pod, a DPDK program's hugepages are the pod's (its resources): pre-flight
+    compares against them, not the node's pool it must not grow."""
+    from nsb.vnfs.dpdk import eal
+
+    facts = {"online_cpus": "0-1", "hugepages_free": 0, "mem_available_kb": 0}
+    assert eal.preflight(facts, "0-1", 256, given_mb=512) == []
+    (line,) = eal.preflight(facts, "0-1", 600, given_mb=512)
+    assert "its pod was given 512 MB" in line
+    (line,) = eal.preflight(facts, "0-1", 256)  # the node's pool: memory to add them
+    assert "needs 144 hugepages" in line

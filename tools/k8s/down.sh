@@ -33,6 +33,11 @@ for _ in 1 2 3 4 5; do
   done
   [ $left = 0 ] && break; sleep 1
 done
+if [ -s "$S/hugepages-added" ]; then  # the pages up.sh added, back to the pool
+  HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+  now=$(cat $HP); back=$(( now - $(cat "$S/hugepages-added") ))
+  echo $(( back < 0 ? 0 : back )) > $HP
+fi
 if [ -f "$S/created-var-lib-cni" ]; then rmdir /var/lib/cni 2>/dev/null; fi
 rm -rf "$S"
 ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null && { echo "k8s: cgroups left behind" >&2; exit 1; }

@@ -122,6 +122,14 @@ imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "200Mi", nodefs.available: "2%", imagefs.available: "2%"}
 maxPods: 30
 E2
+# 2 MB hugepages for CNF pods (vhost-user needs its memory shared from them): a kubelet
+# counts the node's hugepages once, when it starts, as on a node that reserves them at
+# boot; down.sh gives back exactly what was added here
+HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+want=$(( ${NSB_K8S_HUGEPAGES_MB:-512} / 2 )); before=$(cat $HP)
+echo $(( before + want )) > $HP 2>/dev/null || true
+added=$(( $(cat $HP) - before )); echo "$added" > "$S/hugepages-added"
+[ "$added" -ge "$want" ] || log "only $added of $want hugepages of 2 MB could be added"
 start kubelet "$B/kubelet" --config="$S/kubelet-config.yaml" --kubeconfig="$S/kubelet.kubeconfig" \
   --root-dir="$S/kubelet" --cert-dir="$S/kubelet/pki" --node-ip=10.99.0.1 \
   --hostname-override=nsb-node -v=1

@@ -120,7 +120,7 @@ class DpdkApp(Vnf):
     def preflight(self, facts: dict) -> list[str]:
         """Lcores the node has; for hugepages, the memory to add them."""
         return eal.preflight(facts, self.lcores(), self.memory_mb() if self.needs_hugepages
-                             else 0)
+                             else 0, self.executor.hugepages_given_mb)
 
     def eal(self) -> eal.Eal:
         o = self.options
@@ -145,7 +145,7 @@ class DpdkApp(Vnf):
             raise PrerequisiteError(f"{self.node.name}: {self.binary} not found (set "
                                     f"options.{self.PATH_OPTION}{self.INSTALL_HINT})")
         self.log = self.log_path(self.KIND)
-        if self.needs_hugepages:
+        if self.needs_hugepages and self.executor.hugepages_given_mb is None:
             self._hugepages = hugepages.reserve(
                 self.executor, hugepages.pages_for(self.memory_mb()) + 16, self.name,
                 self.run.task_id)

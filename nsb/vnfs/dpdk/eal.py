@@ -81,9 +81,11 @@ class Eal:
                 f"framecnt={self.af_packet_framecnt},qdisc_bypass=1{qpairs}")
 
 
-def preflight(facts: dict, lcores: str, hugepages_mb: int) -> list[str]:
+def preflight(facts: dict, lcores: str, hugepages_mb: int,
+              given_mb: int | None = None) -> list[str]:
     """Lcores the node has; for hugepages (``hugepages_mb`` > 0), the memory to add
-    them. One line per problem."""
+    them, or, where the node was handed its hugepages (``given_mb``: a pod's), that
+    they are enough. One line per problem."""
     problems = []
     online = platform.cpu_set(facts.get("online_cpus", ""))
     wanted = platform.cpu_set(lcores)
@@ -94,6 +96,12 @@ def preflight(facts: dict, lcores: str, hugepages_mb: int) -> list[str]:
                         f"{','.join(map(str, sorted(wanted - online)))} (online CPUs: "
                         f"{facts['online_cpus']})")
     if hugepages_mb <= 0:
+        return problems
+    if given_mb is not None:
+        if hugepages_mb > given_mb:
+            problems.append(f"needs {hugepages_mb} MB of hugepages (memory_mb/socket_mem); "
+                            f"its pod was given {given_mb} MB (resources.limits "
+                            "hugepages-2Mi or hugepages-1Gi)")
         return problems
     # no hugetlbfs mount needed: --in-memory takes its pages through memfd
     needed = hugepages.pages_for(hugepages_mb) + 16
