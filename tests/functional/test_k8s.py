@@ -159,6 +159,12 @@ def test_a_cnf_behind_ovs_dpdk_on_vhost_user_counts_every_frame_at_every_hop(
     assert testpmd["port0_ipackets"] == sum(into_cnf)
     assert testpmd["port1_opackets"] == sum(out_of_cnf)
     assert doc["platform"]["cnf"]["kubernetes"]["pod"] == "cnf-k8s"
+    report = tmp_path / "report.html"  # the report names the pod, its image, the version
+    done = subprocess.run([*NSB, "--config-file", str(results_conf), "report", "html",
+                           doc["task"]["id"], "-o", str(report)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    shown = report.read_text()
+    assert all(x in shown for x in ("cnf-k8s", "local/nsb-dpdk-cnf:22.11", "v1.34.4"))
     assert not k8s_cluster.nsb_namespaces()
     assert not list(Path("/tmp").glob(f"nsb-{doc['task']['id']}"))
 
