@@ -94,6 +94,7 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
     if data.get("run_in_parallel"):
         raise not_supported(doc, ("run_in_parallel",), "run_in_parallel: true")
     _check_context_types(doc)  # before the schema, which would ask a Heat context for a type
+    _check_scenario_types(doc)  # and a Ping scenario for a traffic profile
     schema.validate(data, _SCHEMA, doc)
     contexts = _contexts(doc)
     context_names = {raw.get("name", "") for raw, _ in contexts}
@@ -131,6 +132,18 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
                               for i, o in enumerate(specs.DEFAULT_OUTPUTS)),
                 description=data.get("description", f"Yardstick/NSB task {path.name}"),
                 args=dict(task_args), more_contexts=tuple(context_specs[1:]))
+
+
+def _check_scenario_types(doc: LocatedDocument) -> None:
+    """Yardstick's generic scenarios (Ping, Fio, Lmbench, ...) measure something else
+    than a network service: one line at the first, naming the kinds nsb runs."""
+    scenarios = doc.data.get("scenarios")
+    for index, raw in enumerate(scenarios if isinstance(scenarios, list) else []):
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(kind, str) and kind not in SCENARIO_TYPES:
+            raise not_supported(doc, ("scenarios", index, "type"), (
+                f"scenario type '{kind}' (Yardstick's generic test; nsb runs network "
+                f"service benchmarks: {' and '.join(SCENARIO_TYPES)} scenarios)"))
 
 
 def _check_context_types(doc: LocatedDocument) -> None:

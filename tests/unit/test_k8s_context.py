@@ -266,3 +266,14 @@ def test_a_pods_hugepages_are_given_not_added_to_the_pool():
     assert "its pod was given 512 MB" in line
     (line,) = eal.preflight(facts, "0-1", 256)  # the node's pool: memory to add them
     assert "needs 144 hugepages" in line
+
+
+def test_yardsticks_own_kubernetes_test_case_is_one_line_at_its_scenario(nsb_main):
+    """TC080 pings between two pods: a generic Yardstick test, not a network service
+    benchmark; one line at its scenario's type (not its lack of a traffic profile)."""
+    code, _, err = nsb_main("task", "start", str(DATA / "opnfv_yardstick_tc080.yaml"),
+                            "--dry-run")
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "opnfv_yardstick_tc080.yaml:19: scenarios[0].type" in line
+    assert "scenario type 'Ping'" in line and "NSPerf" in line
