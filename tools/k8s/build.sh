@@ -26,7 +26,7 @@ build() {  # module-dir output package version
   if [ -x "$BIN/$out" ] && [ "$(cat "$BIN/$out.version" 2>/dev/null)" = "$version" ]; then
     return
   fi
-  rm -rf "$HOME_DIR/src/$mod" && cp -r "$HERE/build/$mod" "$HOME_DIR/src/$mod"
+  rm -rf "$HOME_DIR/src/$mod" && cp -r "$HERE/modules/$mod" "$HOME_DIR/src/$mod"
   local start=$SECONDS
   (cd "$HOME_DIR/src/$mod" && { [ -s go.sum ] || nice -n 19 go mod tidy; } &&
    nice -n 19 go build -trimpath -ldflags "$LD" -o "$BIN/$out.tmp" "$pkg")
