@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from nsb import chains as service_chains
 from nsb import plan_checks, plugins, sweep_tags
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
@@ -50,6 +51,7 @@ class ScenarioPlan:
     generator: TrafficGen
     profile: TrafficProfile
     runner: Runner
+    chains: tuple = ()  # its service chains (nsb.chains), when it has several
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Plan:
                 "traffic_generator": {s.generator.name: s.generator.describe()},
                 "traffic_profile": s.profile.describe(),
                 "runner": s.runner.describe(),
+                **({"chains": {c.index: list(c.ports) for c in s.chains}} if s.chains else {}),
                 **({"sweep": dict(s.spec.sweep)} if s.spec.sweep else {}),
             } for s in self.scenarios],
             **({"sweep": [dict(p) for p in self.task.sweep]} if self.task.sweep else {}),
@@ -117,9 +120,23 @@ def plan(task: Task, run: RunInfo) -> Plan:
                 f"{', '.join(plugins.burst_generator_names())}")
         plan_checks.check_scenario(scenario, generator, vnfs, profile)
         _, runner = _instance("nsb.runners", scenario.runner, run)
-        scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner))
+        scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner,
+                                      _service_chains(scenario, generator)))
     outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]
     return Plan(task, run, context, scenarios, outputs)
+
+
+def _service_chains(scenario: ScenarioSpec, generator: TrafficGen) -> tuple:
+    """The scenario's service chains over the generator's port pairs: () where the task
+    does not speak of chains (one chain given is measured as one: a density sweep's
+    first point)."""
+    if scenario.chains_where is None:
+        return ()
+    pairs = generator.port_pairs()
+    problem = service_chains.problem(pairs, scenario.chains)
+    if problem:
+        raise scenario.chains_where.error(problem)
+    return service_chains.split(pairs, scenario.chains)
 
 
 def _with_generator(scenario: ScenarioSpec) -> ScenarioSpec:
@@ -276,7 +293,8 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
         teardown.callback(sampler.stop)
         emit = sweep_tags.tagging(bus.emit, scenario.spec.sweep)
         measurer = Measurer(scenario.generator, run.task_id, name, emit,
-                            ScenarioHooks(scenario, plan.context, run, bus, sampler))
+                            ScenarioHooks(scenario, plan.context, run, bus, sampler),
+                            service_chains=scenario.chains)
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:
             measurer.start_iteration(iteration, should_stop)

@@ -92,6 +92,11 @@ class TrialResult:
     # the rate its frames are proven to have left at, at least, by the generator's own
     # counters (all out by a known time); None when the generator cannot tell
     proven_tx_pps: float | None = None
+    # each service chain's share (nsb.chains), when the scenario has several
+    chains: tuple = ()
+    # the latency of each of the generator's port pairs (by pair index), where it
+    # measures latency per pair: a chain's own latency
+    pair_latency: dict = field(default_factory=dict)
 
     @property
     def lost_packets(self) -> int:

@@ -28,7 +28,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import hop_panels, panels, soak_panels
+from nsb.grafana import chain_panels, hop_panels, panels, soak_panels
 from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
 from nsb.outputs.influxdb import names as m
 
@@ -129,7 +129,8 @@ def results(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
             ds, m.LINE_RATE_PCT, "Throughput vs frame size (% of line rate)", "percent",
             "% of line rate", "The same answer in % of the line rate of the ports under test."),
         panels.latency_by_frame_size(ds, measures.latency_stats),
-        panels.results_table(ds), panels.platform_table(ds)])
+        panels.results_table(ds), panels.platform_table(ds),
+        chain_panels.throughput_per_chain(ds)])
 
 
 def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
@@ -140,7 +141,7 @@ def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
         panels.offered_and_received(ds), panels.search_interval(ds), panels.loss_per_trial(ds),
         panels.trial_latency(ds, ["avg", *measures.latency_percentiles]),
         panels.generator_ports(ds), hop_panels.lost_per_hop(ds),
-        hop_panels.lost_per_trial(ds)])
+        hop_panels.lost_per_trial(ds), chain_panels.loss_per_chain(ds)])
 
 
 def nfvi(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:

@@ -47,6 +47,8 @@ def trial_record(event: TrialDone) -> dict:
         "intended_packets": result.intended_packets,
         "latency": latency_record(result.latency), "ports": result.ports,
         "extra": result.extra, "path": loss_budget.record(event.path),
+        **({"chains": [c.record(result) for c in result.chains]}
+           if result.chains else {}),
     }
 
 

@@ -201,6 +201,9 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
         rows = tables.summary_rows(task, scenario)
         grid = tables.summary_table(rows, f"{prefix}-summary-table", len(iterations) > 1)
         out.append(f'<div class="scroll">{grid}</div>')
+        per_chain = tables.chains_table(results, f"{prefix}-chains-table")
+        if per_chain:
+            out += ["<h4>Service chains</h4>", f'<div class="scroll">{per_chain}</div>']
         means = summary.mean_by_frame(task, scenario)
         if len(iterations) > 1:
             out += [f"<h4>Mean of {len(iterations)} iterations</h4>",

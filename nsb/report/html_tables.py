@@ -68,6 +68,32 @@ def summary_table(rows: list[dict], table_id: str, iteration_column: bool = Fals
     return grid([h for _, h, _ in columns], cells, table_id, "summary numbers")
 
 
+CHAIN_COLUMNS = [("frame_size", "Frame (B)", None), ("chain", "Chain", None),
+                 ("throughput_pps", "Throughput (pps)", 0), ("loss_pct", "Loss (%)", 4),
+                 ("latency_avg_us", "Avg (us)", 1), ("latency_p99_us", "p99 (us)", 1),
+                 ("failed_first", "Failed first above", None)]
+
+
+def chains_table(results: list[dict], table_id: str) -> str:
+    """Each service chain's share of each answer, and the chain that failed first above
+    it ('' when the results have no chains)."""
+    cells = []
+    for result in results:
+        first = result.get("first_failing_chain") or {}
+        for share in result.get("chains") or []:
+            latency = share.get("latency") or {}
+            failed = (f"yes: lost {first['loss_pct']:.4g} % at {first['rate_pps']:,.0f} pps"
+                      if first.get("chain") == share["chain"] else "")
+            record = {"frame_size": result["frame_size"], "chain": share["chain"],
+                      "throughput_pps": share["throughput_pps"], "loss_pct": share["loss_pct"],
+                      "latency_avg_us": latency.get("avg_us"),
+                      "latency_p99_us": latency.get("p99_us"), "failed_first": failed}
+            cells.append([_cell(record, key, digits) for key, _, digits in CHAIN_COLUMNS])
+    if not cells:
+        return ""
+    return grid([h for _, h, _ in CHAIN_COLUMNS], cells, table_id, "summary numbers")
+
+
 def comparison_tables(labels: list[str], rows: list[compare.ComparisonRow],
                       table_id: str) -> str:
     """Throughput as the HPE/Intel report prints it, then latency, each with the

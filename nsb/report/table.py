@@ -29,13 +29,42 @@ def rows(results: list[dict]) -> list[list[str]]:
             " / ".join(_num(lat.get(k)) for k in ("p50_us", "p99_us", "p99_9_us")) if lat else "-",
             r["limited_by"] + (" (unconfirmed)" if r.get("warnings") else ""),
         ])
+        out += _chain_rows(r)
+    return out
+
+
+def _chain_rows(r: dict) -> list[list[str]]:
+    """Under a result of service chains, each chain's share: its rate, the % of its own
+    ports' line rate (the chains have as many ports each), its loss and latency."""
+    shares = r.get("chains") or []
+    total = float(r["throughput_pps"]) or 1.0
+    out = []
+    for share in shares:
+        lat = share.get("latency") or {}
+        pps = float(share["throughput_pps"])
+        out.append([
+            f"chain {share['chain']}", f"{pps:,.0f}",
+            _num(r["throughput_mbps"] * pps / total),
+            _num(r["line_rate_pct"] * pps / total * len(shares), 2),
+            f"{share['loss_pct']:.4f}",
+            " / ".join(_num(lat.get(k)) for k in ("min_us", "avg_us", "max_us")) if lat else "-",
+            " / ".join(_num(lat.get(k)) for k in ("p50_us", "p99_us", "p99_9_us")) if lat else "-",
+            ""])
     return out
 
 
 def warning_lines(results: list[dict]) -> list[str]:
     """What the answers cannot vouch for, a line each (printed under the table)."""
-    return [f"! {frames.shown(r['frame_size'])}: {warning}"
-            for r in results for warning in r.get("warnings") or []]
+    lines = [f"! {frames.shown(r['frame_size'])}: {warning}"
+             for r in results for warning in r.get("warnings") or []]
+    for r in results:
+        first = r.get("first_failing_chain")
+        if first:
+            lines.append(f"{frames.shown(r['frame_size'])}: chain {first['chain']} failed "
+                         f"first (lost {first['loss_pct']:.4g} % at "
+                         f"{first['rate_pps']:,.0f} pps; chains over the tolerance there: "
+                         f"{', '.join(map(str, first['chains_failed']))})")
+    return lines
 
 
 # at narrower terminals the table is split in two, so no value is cut or wrapped

@@ -47,6 +47,7 @@ def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task
             profile=profile_spec(path, raw["traffic_profile"],
                                  Where(doc, where + ("traffic_profile",)), task_args),
             runner=plugin_spec(raw.get("runner", DEFAULT_RUNNER), Where(doc, where + ("runner",))),
+            **_chains(doc, where, raw),
         ))
     for index, scenario in enumerate(scenarios):
         _check_vnf_names(doc, ("scenarios", index), scenario)
@@ -59,6 +60,17 @@ def _build(path: Path, doc: yaml_lines.LocatedDocument, task_args: dict) -> Task
     return Task(file=path, context=contexts[0], scenarios=tuple(scenarios), outputs=outputs,
                 description=data.get("description", ""), args=dict(task_args),
                 more_contexts=tuple(contexts[1:]), notice=data.get("notice", ""))
+
+
+def _chains(doc: yaml_lines.LocatedDocument, at: tuple, raw: dict) -> dict:
+    """``chains`` (or NFVbench's ``service_chain_count``): how many service chains."""
+    given = [key for key in ("chains", "service_chain_count") if key in raw]
+    if len(given) > 1:
+        raise doc.error(at + (given[1],), "give chains or service_chain_count, not both "
+                        "(they are the same count)")
+    if not given:
+        return {}
+    return {"chains": raw[given[0]], "chains_where": Where(doc, at + (given[0],))}
 
 
 def _check_vnf_names(doc: yaml_lines.LocatedDocument, at: tuple, scenario: ScenarioSpec):

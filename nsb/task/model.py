@@ -56,6 +56,8 @@ class ScenarioSpec:
     runner: PluginSpec
     members_where: Where | None = None  # where the scenario lists its VNFs
     sweep: Mapping = field(default_factory=dict)  # the task args of its sweep point
+    chains: int = 1  # service chains over the generator's port pairs (nsb.chains)
+    chains_where: Where | None = None  # where the task says how many
 
 
 @dataclass(frozen=True)

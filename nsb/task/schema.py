@@ -67,6 +67,10 @@ TASK_SCHEMA = {
                     "traffic_generator": _VNF,
                     "traffic_profile": {"anyOf": [{"type": "string"}, _PLUGIN_REF]},
                     "runner": _PLUGIN_REF,
+                    # service chains over the generator's port pairs (nsb.chains)
+                    "chains": {"type": "integer", "minimum": 1, "maximum": 64},
+                    "service_chain_count": {"type": "integer", "minimum": 1,
+                                            "maximum": 64},
                 },
             },
         },

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from nsb import units
+from nsb import chains, units
 from nsb.errors import NsbError
 from nsb.events import (
     Event,
@@ -69,12 +69,18 @@ class Measurement:
 
 def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]:
     """Verdict and reason: loss above tolerance is a DUT failure even if the
-    generator fell short; a short generator without loss proves nothing."""
+    generator fell short; a short generator without loss proves nothing; with
+    service chains, every chain must be within the tolerance on its own."""
     loss = result.loss_pct
     if loss > tolerated_loss_pct and result.dut_loss_pct <= tolerated_loss_pct:
         return GENERATOR_LIMITED, receive_side_loss(result, f"loss {loss:.4g}%")
+    failed = chains.over_tolerance(result.chains, tolerated_loss_pct)
+    worst = f"; chain {failed[0].chain} lost {failed[0].loss_pct:.4g}%" if failed else ""
     if loss > tolerated_loss_pct:
-        return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%"
+        return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%{worst}"
+    if failed:
+        return FAIL, (f"chain {failed[0].chain} lost {failed[0].loss_pct:.4g}% > tolerated "
+                      f"{tolerated_loss_pct:g}% (all chains: {loss:.4g}%)")
     if result.generator_limited:
         asked = result.trial.rate_pps
         share = f" (sent {result.tx_rate_pps:,.0f} of {asked:,.0f} pps)" if asked else ""
@@ -90,9 +96,19 @@ def receive_side_loss(result: TrialResult, loss: str) -> str:
         f"{result.rx_missed_packets} frames"
 
 
+@dataclass(frozen=True)
+class LossJudge:
+    """The usual judge: ``judge`` with this tolerance (RFC 2544's is 0), which the
+    measurer also reads to name the chains that failed."""
+
+    tolerated_loss_pct: float
+
+    def __call__(self, result: TrialResult) -> tuple[Verdict, str]:
+        return judge(result, self.tolerated_loss_pct)
+
+
 def loss_judge(tolerated_loss_pct: float) -> Judge:
-    """The usual judge: ``judge`` with this tolerance (RFC 2544's is 0)."""
-    return lambda result: judge(result, tolerated_loss_pct)
+    return LossJudge(tolerated_loss_pct)
 
 
 ZERO_LOSS = loss_judge(0.0)
@@ -129,8 +145,11 @@ class Measurer:
 
     def __init__(self, generator: TrafficGen, task_id: str, scenario: str,
                  emit: Callable[[Event], None], hooks: TrialHooks | None = None, *,
-                 should_stop: Callable[[], bool] = lambda: False, iteration: int = 0):
+                 should_stop: Callable[[], bool] = lambda: False, iteration: int = 0,
+                 service_chains: tuple[chains.Chain, ...] = ()):
         self.generator = generator
+        self.chains = service_chains  # counted apart in every trial (nsb.chains)
+        self._tolerated_pct = 0.0  # the last judge's loss tolerance: which chains failed
         self.task_id, self.scenario, self.iteration = task_id, scenario, iteration
         self.emit = emit
         self.hooks = hooks if hooks is not None else TrialHooks()
@@ -174,6 +193,10 @@ class Measurer:
                                lower_pct=at.lower_pct, upper_pct=at.upper_pct,
                                trials_left=at.trials_left, seconds_left=at.seconds_left))
         result, hook_error = self._run(trial, index, run or self.generator.run_trial)
+        if self.chains:
+            result = replace(result, chains=chains.counts(self.chains, result.ports,
+                                                          result.pair_latency))
+        self._tolerated_pct = getattr(judge, "tolerated_loss_pct", 0.0)
         verdict, reason = judge(result)
         reason = f"{why}: {reason}" if why and reason else why or reason
         self._record(result, verdict)
@@ -242,6 +265,8 @@ class Measurer:
         blamed = self._blamed(best, judged)
         if blamed is not None:
             extra["lossy_hop"] = blamed
+        if self.chains:
+            extra.update(self._per_chain(best, judged))
         if best is None and not reason:
             rates = sorted({r.trial.rate_pps for r, _ in judged})
             tried = f"; tried {len(rates)} rates, {rates[0]:,.0f}-{rates[-1]:,.0f} pps" \
@@ -260,6 +285,24 @@ class Measurer:
             extra={**extra, **self.hooks.result_kpis(frame_size, pps)},
             limited_reason=reason, warnings=tuple(warnings)))
         self._best_short.pop(frame_size, None)
+
+    def _per_chain(self, best: TrialResult | None,
+                   judged: list[tuple[TrialResult, Verdict]]) -> dict:
+        """Each chain's share of the answer (its rate: its part of the frames sent) and
+        the chain that failed first above it."""
+        made: dict = {}
+        if best is not None and best.chains:
+            made["chains"] = []
+            for share in best.chains:
+                shown = share.record(best)
+                shown["throughput_pps"] = shown.pop("tx_rate_pps")
+                made["chains"].append(shown)
+        above = [r for r, v in judged if v == FAIL and
+                 (best is None or r.trial.rate_pps > best.trial.rate_pps)]
+        first = chains.first_failing(above, self._tolerated_pct)
+        if first is not None:
+            made["first_failing_chain"] = first
+        return made
 
     def _blamed(self, best: TrialResult | None,
                 judged: list[tuple[TrialResult, Verdict]]) -> dict | None:

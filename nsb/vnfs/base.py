@@ -148,6 +148,11 @@ class TrafficGen(Vnf):
     def run_trial(self, trial: Trial) -> TrialResult:
         """Send ``trial``; counters must be read after in-flight frames drained."""
 
+    def port_pairs(self) -> list[tuple[str, str]]:
+        """Its ports by pair (interface names; a pair's frames leave one and come back
+        on the other): what service chains are made of. [] where it has no pairs."""
+        return []
+
     # reads its counters while a trial's traffic runs (``run_sampled``); a generator
     # that cannot says why in ``no_interval_reason``, and soaks run it in pieces
     SAMPLES_INTERVALS = False

@@ -56,3 +56,30 @@ class SimulatedDutGenerator(TrafficGen):
                            elapsed_s=trial.duration_s, latency=latency,
                            generator_limited=sent < 0.95 * asked,
                            intended_packets=asked, extra={"probe_packets": 0})
+
+
+class SimulatedChainsGenerator(SimulatedDutGenerator):
+    """Double: one port pair per service chain (``capacities_pps``, one each); the rate
+    asked is spread evenly over the chains, each forwarding up to its own capacity,
+    from its pair's first port to its second."""
+
+    def __init__(self, capacities_pps: list[float]):
+        super().__init__(sum(capacities_pps), ports=len(capacities_pps))
+        self.capacities_pps = capacities_pps
+
+    def port_pairs(self) -> list[tuple[str, str]]:
+        return [(f"xe{2 * k}", f"xe{2 * k + 1}") for k in range(len(self.capacities_pps))]
+
+    def run_trial(self, trial: Trial) -> TrialResult:
+        result = super().run_trial(trial)
+        each = result.tx_packets // len(self.capacities_pps)
+        ports, received = {}, 0
+        for (a, b), capacity in zip(self.port_pairs(), self.capacities_pps, strict=True):
+            got = min(each, round(capacity * trial.duration_s))
+            ports[a] = {"tx_packets": each, "rx_packets": 0}
+            ports[b] = {"tx_packets": 0, "rx_packets": got}
+            received += got
+        sent = each * len(self.capacities_pps)
+        return TrialResult(trial=trial, tx_packets=sent, rx_packets=received,
+                           elapsed_s=result.elapsed_s, latency=result.latency,
+                           intended_packets=result.intended_packets, ports=ports)

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import pytest
 
 from nsb import engine, plugins
+from nsb.chains import ChainCounts
 from nsb.errors import NsbError
 from nsb.events import (
     Event,
@@ -230,7 +231,9 @@ def synthetic_events() -> list[Event]:
                              rx_packets=rx, elapsed_s=2.000123, latency=latency,
                              generator_limited=index == 2,
                              ports={"xe0": {"tx_packets": int(rate), "rx_packets": rx // 2}},
-                             extra={"requested_packets": 2 * int(rate), "probe_packets": 2000})
+                             extra={"requested_packets": 2 * int(rate), "probe_packets": 2000},
+                             chains=(ChainCounts(0, int(rate), rx // 2, latency),
+                                     ChainCounts(1, int(rate), rx // 2)) if index == 1 else ())
         events.append(TrialDone(TASK_ID, "sc1", iteration=0, trial_index=index, result=result,
                                 verdict=["fail", "pass", "generator_limited"][index],
                                 rate_pct=100.0 / (index + 1), lower_pct=0.0,
@@ -260,7 +263,15 @@ def synthetic_events() -> list[Event]:
                               line_rate_pct=49.99999, loss_pct=0.0, latency=latency,
                               limited_by="dut", trials=2, tx_packets=14880952,
                               rx_packets=14880952, profile="binsearch", timestamp=now + 9,
-                              extra={"ndr_lower_pct": 49.5, "sweep": {"50": {"loss_pct": 0.0}}}))
+                              extra={"ndr_lower_pct": 49.5, "sweep": {"50": {"loss_pct": 0.0}},
+                                     "chains": [{"chain": k, "throughput_pps": 3720238.0,
+                                                 "tx_packets": 7440476, "rx_packets": 7440476,
+                                                 "loss_pct": 0.0, "latency": {"samples": 9,
+                                                                              "p99_us": 61.5}}
+                                                for k in (0, 1)],
+                                     "first_failing_chain": {"chain": 1, "loss_pct": 2.5,
+                                                             "rate_pps": 14880952.0,
+                                                             "chains_failed": [1]}}))
     for index in range(3):  # a soak's intervals, then PLRsearch's estimate after a trial
         sample = IntervalSample(index, 2.0 * index, 2.0 * index + 2, 2000000, 2000000 - index,
                                 latency=latency)

@@ -67,11 +67,13 @@ def test_the_panels_of_each_dashboard(boards):
     titles = {uid: [p["title"] for p in board["panels"]] for uid, board in boards.items()}
     assert titles[RESULTS_UID] == [
         "Throughput vs frame size (packets/s)", "Throughput vs frame size (% of line rate)",
-        "Latency vs frame size: task $task_id", "Results per frame size", "Platform"]
+        "Latency vs frame size: task $task_id", "Results per frame size", "Platform",
+        "Throughput per service chain (packets/s)"]
     assert titles[TRIALS_UID] == [
         "Offered and received rate per trial", "Search interval (% of line rate)",
         "Loss per trial", "Latency per trial", "Generator ports per trial",
-        "Frames lost per hop", "Frames lost per hop, trial by trial"]
+        "Frames lost per hop", "Frames lost per hop, trial by trial",
+        "Loss per service chain, trial by trial"]
     assert titles[NFVI_UID] == [
         "CPU per VNF process", "Memory (RSS) per VNF process",
         "Context switches per VNF process", "CPU utilisation per core",
@@ -277,3 +279,13 @@ def test_export_defaults_the_provider_path_to_the_directory(tmp_path):
     assert providers["providers"][0]["options"]["path"] == str(tmp_path / "dashboards/json")
     source = yaml.safe_load((tmp_path / "datasources/nsb.yaml").read_text())["datasources"][0]
     assert "secureJsonData" not in source and source["database"] == "nsb"
+
+
+def test_the_chain_panels_read_each_chains_own_points(boards):
+    by_chain = panel(boards[RESULTS_UID], "Throughput per service chain")
+    (target,) = by_chain["targets"]
+    assert 'FROM "nsb_result_chain"' in target["query"] and '"chain"' in target["query"]
+    per_trial = panel(boards[TRIALS_UID], "Loss per service chain")
+    (target,) = per_trial["targets"]
+    assert 'FROM "nsb_trial_chain"' in target["query"] and "$timeFilter" in target["query"]
+    assert target["alias"] == "chain $tag_chain ($tag_frame_size B)"

@@ -500,3 +500,37 @@ def test_an_unconfirmed_answer_carries_its_warnings_to_influxdb():
     assert point.fields["warning_count"] == 2.0
     assert point.fields["warnings"] == "the confirmation lost 0.02%; a latency trial lost"
     assert 'warnings="the confirmation lost 0.02%; a latency trial lost"' in point.line()
+
+
+def test_each_service_chain_of_a_trial_and_a_result_is_a_point_tagged_with_it():
+    from dataclasses import replace
+
+    from nsb import chains
+
+    done = trial_done(verdict="fail")
+    latency = LatencyStats(samples=5, min_us=4.0, avg_us=6.0, max_us=9.0,
+                           percentiles_us={"p99": 8.0})
+    shares = (chains.ChainCounts(0, 1000, 1000, latency), chains.ChainCounts(1, 1000, 990))
+    done = replace(done, result=replace(done.result, chains=shares))
+    points = [p for p in builder().points(done) if p.measurement == "nsb_trial_chain"]
+    assert [p.tags["chain"] for p in points] == ["0", "1"]
+    assert points[1].tags["verdict"] == "fail" and points[1].tags["frame_size"] == "64"
+    assert points[1].fields["loss_pct"] == 1.0 and points[1].fields["rx_packets"] == 990.0
+    assert points[0].fields["tx_rate_pps"] == pytest.approx(500.0)  # its half of 1000 pps
+    assert points[0].fields["latency_p99_us"] == 8.0 and "latency_avg_us" not in points[1].fields
+    event = ResultReady("t1", "sc", iteration=0, frame_size=64, throughput_pps=2000.0,
+                        throughput_mbps=1.3, line_rate_pct=1.0, loss_pct=0.0, latency=None,
+                        limited_by="dut", trials=7, tx_packets=5, rx_packets=5,
+                        profile="binsearch", timestamp=T0 + 2,
+                        extra={"chains": [
+                            {"chain": k, "throughput_pps": 1000.0, "tx_packets": 10,
+                             "rx_packets": 10, "loss_pct": 0.0,
+                             "latency": {"samples": 3, "p99_us": 7.0}} for k in (0, 1)],
+                            "first_failing_chain": {"chain": 1, "loss_pct": 3.0,
+                                                    "rate_pps": 3000.0, "chains_failed": [1]}})
+    result, *per_chain = builder().points(event)
+    assert result.measurement == "nsb_result" and result.fields["first_failing_chain_chain"] == 1
+    assert [p.measurement for p in per_chain] == ["nsb_result_chain"] * 2
+    assert [p.fields["failed_first"] for p in per_chain] == [0.0, 1.0]
+    assert per_chain[0].fields["latency_p99_us"] == 7.0
+    assert per_chain[1].tags["chain"] == "1" and per_chain[1].tags["limited_by"] == "dut"

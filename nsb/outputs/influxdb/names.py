@@ -37,7 +37,11 @@ PLR = "nsb_plr"
 # where a trial's frames died: per loss along a direction's path (tags path, hop, kind;
 # field lost_packets), and per direction (hop "path", kind "total") its totals
 HOP = "nsb_hop"
-MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI, SOAK, PLR, HOP)
+# service chains (nsb.chains): each chain's share of a trial and of a result (tag chain)
+TRIAL_CHAIN = "nsb_trial_chain"
+RESULT_CHAIN = "nsb_result_chain"
+MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI, SOAK, PLR, HOP, TRIAL_CHAIN,
+                RESULT_CHAIN)
 
 # tags
 TASK_ID = "task_id"
@@ -53,6 +57,7 @@ PORT = "port"
 DIRECTION = "direction"
 PATH = "path"  # of nsb_hop: a direction, "tg:xe0 -> tg:xe1"
 HOP_TAG = "hop"
+CHAIN = "chain"
 DROP_KIND = "kind"  # of a loss: imissed, link, forwarding, ... (nsb.port_counts.WORDS)
 
 # nsb_trial fields

@@ -133,9 +133,10 @@ class PointBuilder:
         elif isinstance(event, PlatformFacts):
             made = [self._platform(event)]
         elif isinstance(event, TrialDone):
-            made = [self._trial(event), *self._trial_ports(event), *self._hops(event)]
+            made = [self._trial(event), *self._trial_ports(event), *self._hops(event),
+                    *self._trial_chains(event)]
         elif isinstance(event, ResultReady):
-            made = [self._result(event)]
+            made = [self._result(event), *self._result_chains(event)]
         elif isinstance(event, KpiSample):
             made = self._kpis(event)
         elif isinstance(event, (SoakInterval, PlrEstimate)):
@@ -233,9 +234,42 @@ class PointBuilder:
                 points.append(self._point(n.TRIAL_PORT, event, tags, fields))
         return points
 
+    def _trial_chains(self, event: TrialDone) -> list[InfluxPoint]:
+        """A point per service chain: its share of the trial (nsb.chains)."""
+        result = event.result
+        points = []
+        for share in result.chains:
+            record = share.record(result)
+            fields = {key: record[key] for key in ("tx_packets", "rx_packets", n.LOSS_PCT,
+                                                   n.TX_RATE_PPS)}
+            fields.update(iteration=event.iteration, trial_index=event.trial_index,
+                          **latency_fields(share.latency))
+            tags = self._tags(event, **{n.FRAME_SIZE: result.trial.frame_size,
+                                        n.VERDICT: event.verdict, n.CHAIN: share.chain},
+                              generator=self._scenario_tags(event).get("generator"))
+            points.append(self._point(n.TRIAL_CHAIN, event, tags, fields))
+        return points
+
+    def _result_chains(self, event: ResultReady) -> list[InfluxPoint]:
+        """A point per service chain: its share of the answer, and whether it was the
+        first to fail above it."""
+        first = (event.extra.get("first_failing_chain") or {}).get("chain")
+        points = []
+        for share in event.extra.get("chains") or []:
+            fields = {key: share[key] for key in (n.THROUGHPUT_PPS, "tx_packets",
+                                                  "rx_packets", n.LOSS_PCT)}
+            fields.update(iteration=event.iteration, failed_first=share["chain"] == first,
+                          **numeric_fields(share.get("latency") or {}, "latency_"))
+            tags = self._tags(event, **{n.FRAME_SIZE: event.frame_size,
+                                        n.LIMITED_BY: event.limited_by,
+                                        n.CHAIN: share["chain"]},
+                              generator=self._scenario_tags(event).get("generator"))
+            points.append(self._point(n.RESULT_CHAIN, event, tags, fields))
+        return points
+
     def _result(self, event: ResultReady) -> InfluxPoint:
         fields = {
-            **numeric_fields(event.extra),
+            **numeric_fields({k: v for k, v in event.extra.items() if k != "chains"}),
             "iteration": event.iteration, n.THROUGHPUT_PPS: event.throughput_pps,
             n.THROUGHPUT_MBPS: event.throughput_mbps, n.LINE_RATE_PCT: event.line_rate_pct,
             n.LOSS_PCT: event.loss_pct, "trials": event.trials,

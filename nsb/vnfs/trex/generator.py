@@ -67,6 +67,7 @@ class TrexTrafficGen(TrafficGen):
         self._low_end: bool | None = None
         self._sending: list[streams.Path] = []  # the paths of the current trial
         self._reflected = False  # the current trial's frames come back where they left
+        self._pair_of: dict[int, int] = {}  # the current trial's latency pg_id -> port pair
         self._silenced: SilencedPorts | None = None  # its kernel ports, as sinks
 
     # ports and paths
@@ -92,6 +93,10 @@ class TrexTrafficGen(TrafficGen):
                                       f"{', '.join(node.interfaces)}", "port_pairs", index, side)
                 ports.append(node.interfaces[name])
         return ports
+
+    def port_pairs(self) -> list[tuple[str, str]]:
+        return [(self.ports[k].name, self.ports[k + 1].name)
+                for k in range(0, len(self.ports) - 1, 2)]
 
     def _paths(self) -> list[streams.Path]:
         paths = []
@@ -269,9 +274,11 @@ class TrexTrafficGen(TrafficGen):
         pace = self._wait_traffic(trial, time.monotonic())
         port_stats = self._drain(ports)
         missed = self.rx_missed(self.rx_ports)
-        latency = stats.latency(client.get_pgid_stats(pg_ids), pg_ids) if pg_ids else None
-        return stats.trial_result(replace(trial, flows=flows), self, port_stats, pace,
-                                  latency, missed)
+        pgid_stats = client.get_pgid_stats(pg_ids) if pg_ids else {}
+        latency = stats.latency(pgid_stats, pg_ids) if pg_ids else None
+        result = stats.trial_result(replace(trial, flows=flows), self, port_stats, pace,
+                                    latency, missed)
+        return replace(result, pair_latency=stats.pair_latency(pgid_stats, self._pair_of))
 
     def rx_missed(self, ports: list[int]) -> dict[int, int]:
         """Per receiving port, the frames its receive path dropped for want of buffers
@@ -283,6 +290,7 @@ class TrexTrafficGen(TrafficGen):
         """Replace every port's streams with the trial's; the latency streams' pg_ids."""
         api, client = self.api, self.client
         client.remove_all_streams(ports=list(range(len(self.ports))))
+        self._pair_of = {}
         sending = [(path, vxlan.tunnelled(streams.spec_for(path, trial, flows), self.vxlan))
                    for path in self.paths]
         sending = [(path, spec) for path, spec in sending if spec is not None]
@@ -306,6 +314,7 @@ class TrexTrafficGen(TrafficGen):
                 loaded.append(streams.latency_stream(api, path, spec, trial.frame_size,
                                                      latency_pps, index + 1))
                 pg_ids.append(index + 1)
+                self._pair_of[index + 1] = path.pair
             client.add_streams(loaded, ports=[path.tx])
         self._sending = [path for (path, _), share in zip(sending, shares, strict=True)
                          if share != 0]

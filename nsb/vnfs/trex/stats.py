@@ -89,6 +89,15 @@ def latency(pgid_stats: dict, pg_ids: list[int]) -> LatencyStats | None:
                         resolution="TRex's buckets: percentiles at the bucket's ceiling")
 
 
+def pair_latency(pgid_stats: dict, pair_of: dict[int, int]) -> dict[int, LatencyStats]:
+    """Each port pair's latency on its own (``pair_of``: latency pg_id -> pair)."""
+    pairs: dict[int, list[int]] = {}
+    for pg_id, pair in pair_of.items():
+        pairs.setdefault(pair, []).append(pg_id)
+    made = {pair: latency(pgid_stats, ids) for pair, ids in pairs.items()}
+    return {pair: stats for pair, stats in made.items() if stats is not None}
+
+
 def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
                  latency_stats: LatencyStats | None,
                  missed_by_port: dict[int, int] | None = None) -> TrialResult:

@@ -1,0 +1,104 @@
+"""Service chains measured apart: a scenario's ``chains: N`` splits the generator's port
+pairs into N chains (each its own pairs, in order), so that every trial's counts are
+also counted per chain, a trial passes only when every chain is within the tolerated
+loss, and an answer says each chain's share and which chain failed first above it.
+
+A chain's frames leave and come back on its own ports (a separate network per chain):
+its loss is what its ports sent less what they received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nsb.trial import latency_record
+
+MAX_CHAINS = 64
+ALIAS = "service_chain_count"  # NFVbench's name for the same count
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Chain ``index`` (from 0) and the generator ports it sends and receives on."""
+
+    index: int
+    ports: tuple[str, ...]
+    pairs: tuple[int, ...] = ()  # the generator's port pairs it is made of, by index
+
+
+@dataclass(frozen=True)
+class ChainCounts:
+    """One chain's share of a trial."""
+
+    chain: int
+    tx_packets: int
+    rx_packets: int
+    latency: object = None  # LatencyStats of its own pair's latency stream, if measured
+
+    @property
+    def loss_pct(self) -> float:
+        if self.tx_packets <= 0:
+            return 0.0
+        return 100.0 * max(0, self.tx_packets - self.rx_packets) / self.tx_packets
+
+    def record(self, result) -> dict:
+        """As results.json holds it; its rate is its share of the trial's (``result``,
+        a TrialResult): the frames it sent of all that were sent."""
+        share = self.tx_packets / result.tx_packets if result.tx_packets > 0 else 0.0
+        return {"chain": self.chain, "tx_packets": self.tx_packets,
+                "rx_packets": self.rx_packets, "loss_pct": self.loss_pct,
+                "tx_rate_pps": result.tx_rate_pps * share,
+                "latency": latency_record(self.latency)}
+
+
+def split(pairs: list[tuple[str, str]], count: int) -> tuple[Chain, ...]:
+    """``count`` chains over the generator's port ``pairs``, each ``len(pairs) // count``
+    consecutive pairs (the caller checked that they divide)."""
+    per = len(pairs) // count
+    return tuple(Chain(k, tuple(p for pair in pairs[k * per:(k + 1) * per] for p in pair),
+                       tuple(range(k * per, (k + 1) * per)))
+                 for k in range(count))
+
+
+def problem(pairs: list[tuple[str, str]], count: int) -> str:
+    """Why ``count`` chains cannot be laid over the generator's port ``pairs`` ('' if
+    they can)."""
+    if not pairs:
+        return (f"{count} chains need a generator that drives its ports in pairs (trex): "
+                "each chain is its own pairs")
+    if len(pairs) % count:
+        return (f"{count} chains over the generator's {len(pairs)} port pair(s): each chain "
+                f"needs as many pairs as the others (give the generator a multiple of "
+                f"{count} pairs, or {len(pairs)} chains)")
+    return ""
+
+
+def counts(chains: tuple[Chain, ...], ports: dict[str, dict[str, int]],
+           pair_latency: dict | None = None) -> tuple[ChainCounts, ...]:
+    """Each chain's frames in a trial, from the generator's per-port counts, and its
+    latency where it is one pair whose latency the generator measured apart."""
+    pair_latency = pair_latency or {}
+    return tuple(ChainCounts(c.index,
+                             sum(ports.get(p, {}).get("tx_packets", 0) for p in c.ports),
+                             sum(ports.get(p, {}).get("rx_packets", 0) for p in c.ports),
+                             pair_latency.get(c.pairs[0]) if len(c.pairs) == 1 else None)
+                 for c in chains)
+
+
+def over_tolerance(per_chain: tuple[ChainCounts, ...], tolerated_loss_pct: float
+                   ) -> list[ChainCounts]:
+    """The chains that lost more than tolerated, the worst first."""
+    return sorted((c for c in per_chain if c.loss_pct > tolerated_loss_pct),
+                  key=lambda c: (-c.loss_pct, c.chain))
+
+
+def first_failing(failed_above: list, tolerated_loss_pct: float) -> dict | None:
+    """Of the trials that failed above an answer (TrialResults), the chain that failed
+    at the lowest rate (the worst there): the first to give way as the load grew."""
+    for result in sorted(failed_above, key=lambda r: r.trial.rate_pps):
+        worst = over_tolerance(result.chains, tolerated_loss_pct)
+        if worst:
+            return {"chain": worst[0].chain, "loss_pct": worst[0].loss_pct,
+                    "rate_pps": result.trial.rate_pps,
+                    "chains_failed": [c.chain for c in worst]}
+    return None

@@ -1,0 +1,93 @@
+"""Service chains in the lab, measured apart: N testpmd chains, each in its own network
+namespace on its own pair of TRex ports. Each chain's counts are checked against its
+own testpmd's telemetry; a chain given an nftables rate limit loses alone, sets the
+total rate the chains carry together and is named as the first to fail."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from nsb.events import ResultReady, TrialDone
+from nsb.traffic_profiles.measurer import Measurer
+from tests.conftest import ROOT, requires_root
+from tests.functional.lab import leftovers, results_of, start
+from tests.functional.prox_lab import deployed
+from tests.functional.trex_lab import env_with_trex, requires_trex, trex_env
+
+SAMPLE = ROOT / "samples" / "chains" / "tc_testpmd_chains.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _lab():
+    requires_root()
+    requires_trex()
+
+
+def test_three_chains_count_what_each_chains_testpmd_counted(results_conf, tmp_path):
+    """In every trial the chains' frames add up to TRex's; over the run each chain's
+    frames are what its own testpmd received and sent (DPDK telemetry)."""
+    proc = start(results_conf, {"chains": 3, "duration_s": 1, "packet_sizes": [64]},
+                 task=SAMPLE, env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    for trial in doc["trials"]:
+        shares = trial["chains"]
+        assert [c["chain"] for c in shares] == [0, 1, 2]
+        assert sum(c["tx_packets"] for c in shares) == trial["tx_packets"]
+        assert sum(c["rx_packets"] for c in shares) == trial["rx_packets"]
+        assert all(c["latency"] and c["latency"]["samples"] > 0 for c in shares)
+        if trial["verdict"] == "pass":
+            assert all(c["loss_pct"] <= 0.01 for c in shares)
+    for k in range(3):
+        telemetry = [s["kpis"] for s in doc["kpis"] if s["source"] == f"testpmd{k}"][-1]
+        sent = sum(t["chains"][k]["tx_packets"] for t in doc["trials"])
+        received = sum(t["chains"][k]["rx_packets"] for t in doc["trials"])
+        assert telemetry["port0_ipackets"] == sent  # TRex's xe{2k} -> the chain's testpmd
+        assert telemetry["port1_opackets"] == received  # -> TRex's xe{2k+1}
+    (result,) = doc["results"]
+    assert [c["chain"] for c in result["chains"]] == [0, 1, 2]
+    assert sum(c["throughput_pps"] for c in result["chains"]) == \
+        pytest.approx(result["throughput_pps"])
+    assert leftovers(task_id) == []
+
+
+def test_a_rate_limited_chain_fails_first_and_alone(tmp_path):
+    """The link into chain 1 carries 2,000 frames/s (an nftables limit on the egress of
+    TRex's veth to it; testpmd's af_packet bypasses the egress hook and taps see frames
+    before an ingress one): the chains get the rate spread evenly, so together they carry
+    about twice that; chain 1 is the one that failed first, and it lost more than chain 0
+    in every trial."""
+    limit = 2000
+    args = {"chains": 2, "link": "veth", "duration_s": 1, "packet_sizes": [64],
+            "speed_gbps": 0.1, "upper_bound": 10.0, "test_precision": 0.5}
+    with trex_env(), deployed(tmp_path, SAMPLE, args, ready_s=60.0,
+                              with_context=True) as (scenario, context):
+        namespace = context.netns_name("tg")
+
+        def nft(*argv):
+            subprocess.run(["ip", "netns", "exec", namespace, "nft", *argv], check=True,
+                           capture_output=True)
+        nft("add table netdev nsbchain")
+        nft("add chain netdev nsbchain out { type filter hook egress device xe2 priority 0 ; }")
+        nft(f"add rule netdev nsbchain out limit rate over {limit}/second burst 50 packets "
+            "drop")
+        events = []
+        try:
+            scenario.profile.execute(Measurer(scenario.generator, "t", "chains", events.append,
+                                              service_chains=scenario.chains))
+        finally:
+            nft("delete table netdev nsbchain")
+    (result,) = [e for e in events if isinstance(e, ResultReady)]
+    trials = [e for e in events if isinstance(e, TrialDone)]
+    assert result.limited_by == "dut"
+    assert result.extra["first_failing_chain"]["chain"] == 1
+    assert result.throughput_pps <= 2 * limit * 1.1
+    step = 0.005 * 0.1e9 / 8 / 84 * 2  # test_precision, in pps over both tx ports
+    assert result.throughput_pps >= 2 * limit * 0.9 - step
+    for trial in trials:
+        first, second = trial.result.chains
+        assert second.loss_pct >= first.loss_pct
+    assert any(t.verdict == "fail" and t.result.chains[0].loss_pct == 0 for t in trials)

@@ -1,0 +1,170 @@
+"""Service chains measured apart (nsb.chains): every chain within the tolerance, each
+chain's share of the answer and the first to fail, against simulated chains whose
+capacities are known; a count the generator's ports cannot carry is one line."""
+
+import pytest
+
+from nsb import chains, units
+from nsb.events import ResultReady, TrialDone
+from nsb.traffic_profiles.binsearch import BinSearchProfile
+from nsb.traffic_profiles.measurer import Measurer
+from tests.doubles.profiles import make_profile
+from tests.doubles.simulated_dut import SimulatedChainsGenerator
+
+PAIRS = [("xe0", "xe1"), ("xe2", "xe3"), ("xe4", "xe5"), ("xe6", "xe7")]
+
+
+def test_chains_take_the_generators_pairs_in_order():
+    two = chains.split(PAIRS, 2)
+    assert [c.ports for c in two] == [("xe0", "xe1", "xe2", "xe3"), ("xe4", "xe5", "xe6", "xe7")]
+    assert [c.ports for c in chains.split(PAIRS, 4)][3] == ("xe6", "xe7")
+    assert chains.problem(PAIRS, 4) == "" and chains.problem(PAIRS, 2) == ""
+    assert "4 port pair(s)" in chains.problem(PAIRS, 3)
+    assert "(trex)" in chains.problem([], 2)
+
+
+def test_a_chains_counts_are_its_ports():
+    ports = {"xe0": {"tx_packets": 100, "rx_packets": 90}, "xe1": {"tx_packets": 100,
+             "rx_packets": 100}, "xe2": {"tx_packets": 50, "rx_packets": 0},
+             "xe3": {"tx_packets": 0, "rx_packets": 40}}
+    first, second = chains.counts(chains.split(PAIRS[:2], 2), ports)
+    assert (first.tx_packets, first.rx_packets, first.loss_pct) == (200, 190, 5.0)
+    assert (second.tx_packets, second.rx_packets, second.loss_pct) == (50, 40, 20.0)
+    assert [c.chain for c in chains.over_tolerance((first, second), 1.0)] == [1, 0]
+
+
+def run(capacities, tolerated=0.0):
+    gen = SimulatedChainsGenerator(capacities)
+    profile = make_profile(BinSearchProfile, packet_sizes=[64], duration=1,
+                           tolerated_loss=tolerated, test_precision=0.1, lower_bound=0.0,
+                           upper_bound=100.0, interface_speed_gbps=1)
+    events = []
+    profile.execute(Measurer(gen, "t1", "s", events.append,
+                             service_chains=chains.split(gen.port_pairs(), len(capacities))))
+    return ([e for e in events if isinstance(e, TrialDone)],
+            [e for e in events if isinstance(e, ResultReady)])
+
+
+def test_the_answer_is_where_the_weakest_chain_gives_way_and_it_is_named():
+    """Three chains, the second with a third of the others' capacity: the total rate
+    found is three times what the weak chain carries (the load is spread evenly), not
+    what the aggregate could take, and the weak chain is the first to fail."""
+    line = units.line_rate_pps(64, 1, ports=3)
+    weak = 0.05 * line
+    trials, (result,) = run([0.3 * line, weak, 0.3 * line])
+    assert result.limited_by == "dut"
+    assert 3 * weak * (1 - 0.01) <= result.throughput_pps <= 3 * weak
+    shares = result.extra["chains"]
+    assert [s["chain"] for s in shares] == [0, 1, 2]
+    assert all(s["loss_pct"] == 0 for s in shares)
+    assert sum(s["throughput_pps"] for s in shares) == pytest.approx(result.throughput_pps)
+    first = result.extra["first_failing_chain"]
+    assert first["chain"] == 1 and first["chains_failed"] == [1]
+    # a trial whose aggregate loss was within the tolerance failed on the weak chain
+    lenient = [t for t in trials if t.verdict == "fail" and t.result.loss_pct < 50
+               and "chain 1 lost" in t.reason]
+    assert lenient
+
+
+def test_a_tolerance_applies_to_each_chain():
+    line = units.line_rate_pps(64, 1, ports=2)
+    _, (result,) = run([0.4 * line, 0.1 * line], tolerated=5.0)
+    # chain 1 may lose 5 %: it passes up to 0.1 * line / 0.95 per chain
+    assert result.throughput_pps <= 2 * 0.1 * line / 0.95 * 1.0001
+    assert all(s["loss_pct"] <= 5.0 for s in result.extra["chains"])
+    assert result.extra["first_failing_chain"]["chain"] == 1
+
+
+def test_one_chain_is_the_scenario_as_before():
+    line = units.line_rate_pps(64, 1, ports=1)
+    gen = SimulatedChainsGenerator([0.2 * line])
+    profile = make_profile(BinSearchProfile, packet_sizes=[64], duration=1,
+                           tolerated_loss=0.0, test_precision=0.1, lower_bound=0.0,
+                           upper_bound=100.0, interface_speed_gbps=1)
+    events = []
+    profile.execute(Measurer(gen, "t1", "s", events.append))
+    (result,) = [e for e in events if isinstance(e, ResultReady)]
+    assert "chains" not in result.extra and "first_failing_chain" not in result.extra
+
+
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[2] / "samples" / "chains" / \
+    "tc_testpmd_chains.yaml"
+
+
+def _task(tmp_path, old: str, new: str) -> str:
+    text = SAMPLE.read_text()
+    assert old in text
+    path = tmp_path / "chains.yaml"
+    path.write_text(text.replace(old, new))
+    return str(path)
+
+
+def test_the_dry_run_shows_every_chain_and_its_ports(nsb_main):
+    import yaml
+
+    code, out, err = nsb_main("task", "start", str(SAMPLE), "--task-args", '{"chains": 3}',
+                              "--dry-run")
+    assert code == 0, err
+    (scenario,) = yaml.safe_load(out)["scenarios"]
+    assert scenario["chains"] == {0: ["xe0", "xe1"], 1: ["xe2", "xe3"], 2: ["xe4", "xe5"]}
+    assert set(scenario["vnfs"]) == {"testpmd0", "testpmd1", "testpmd2"}
+
+
+@pytest.mark.parametrize("args, old, new, expected", [
+    ('{"chains": 0}', "", "", "scenarios[0].chains: 0 is below the minimum 1"),
+    ('{"chains": "two"}', "", "", "scenarios[0].chains: expected an integer, got 'two'"),
+    ('{"chains": 2}', "    chains: {{ chains | default(2) }}\n",
+     "    chains: 3\n", "scenarios[0].chains: 3 chains over the generator's 2 port pair(s)"),
+    ('{"chains": 2}', "    chains: {{ chains | default(2) }}\n",
+     "    chains: 2\n    service_chain_count: 2\n",
+     "scenarios[0].service_chain_count: give chains or service_chain_count, not both"),
+], ids=["zero", "not-a-number", "pairs-do-not-divide", "both-names"])
+def test_a_bad_chain_count_is_one_line_before_anything_starts(nsb_main, tmp_path, args, old,
+                                                               new, expected):
+    task = _task(tmp_path, old, new) if old else str(SAMPLE)
+    code, _, err = nsb_main("task", "start", task, "--task-args", args, "--dry-run")
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert expected in line, line
+
+
+def test_nfvbenchs_name_for_the_count_is_taken(nsb_main, tmp_path):
+    import yaml
+
+    task = _task(tmp_path, "    chains: {{ chains | default(2) }}\n",
+                 "    service_chain_count: 2\n")
+    code, out, err = nsb_main("task", "start", task, "--dry-run")
+    assert code == 0, err
+    assert yaml.safe_load(out)["scenarios"][0]["chains"] == {0: ["xe0", "xe1"],
+                                                             1: ["xe2", "xe3"]}
+
+
+RESULT = {"frame_size": 64, "throughput_pps": 3000.0, "throughput_mbps": 2.016,
+          "line_rate_pct": 1.0, "loss_pct": 0.0, "latency": None, "limited_by": "dut",
+          "chains": [{"chain": 0, "throughput_pps": 1500.0, "tx_packets": 1500,
+                      "rx_packets": 1500, "loss_pct": 0.0,
+                      "latency": {"avg_us": 12.5, "p99_us": 40.0}},
+                     {"chain": 1, "throughput_pps": 1500.0, "tx_packets": 1500,
+                      "rx_packets": 1500, "loss_pct": 0.0, "latency": None}],
+          "first_failing_chain": {"chain": 1, "loss_pct": 4.5, "rate_pps": 3500.0,
+                                  "chains_failed": [1]}}
+
+
+def test_the_summary_table_has_a_row_per_chain_and_names_the_first_to_fail():
+    from nsb.report import table
+
+    aggregate, first, second = table.rows([RESULT])
+    assert aggregate[0] == "64" and first[0] == "chain 0" and second[0] == "chain 1"
+    assert first[1] == "1,500" and first[3] == "1.00"  # its share of its own ports' line
+    assert first[5] == "- / 12.5 / -" and second[5] == "-"
+    (line,) = table.warning_lines([RESULT])
+    assert line == ("64 B: chain 1 failed first (lost 4.5 % at 3,500 pps; chains over the "
+                    "tolerance there: 1)")
+
+
+def test_the_html_report_has_a_table_of_the_chains():
+    from nsb.report import html_tables
+
+    made = html_tables.chains_table([RESULT], "s-chains-table")
+    assert made.count("<tr>") == 3 and "yes: lost 4.5 % at 3,500 pps" in made
+    assert html_tables.chains_table([{**RESULT, "chains": []}], "x") == ""
