@@ -189,6 +189,12 @@ def _profile_note(task: TaskResults, scenario: str) -> str:
     return f'<p class="note">{escape(", ".join(parts))}</p>'
 
 
+def _chains(results: list[dict], prefix: str) -> str:
+    """Each service chain's share of the answers, where the scenario had chains."""
+    per_chain = tables.chains_table(results, f"{prefix}-chains-table")
+    return f'<h4>Service chains</h4><div class="scroll">{per_chain}</div>' if per_chain else ""
+
+
 def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
     out = [f'<h3 id="{prefix}">Scenario {escape(str(scenario))}</h3>',
            _profile_note(task, scenario)]
@@ -200,10 +206,7 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
     if results:
         rows = tables.summary_rows(task, scenario)
         grid = tables.summary_table(rows, f"{prefix}-summary-table", len(iterations) > 1)
-        out.append(f'<div class="scroll">{grid}</div>')
-        per_chain = tables.chains_table(results, f"{prefix}-chains-table")
-        if per_chain:
-            out += ["<h4>Service chains</h4>", f'<div class="scroll">{per_chain}</div>']
+        out.append(f'<div class="scroll">{grid}</div>{_chains(results, prefix)}')
         means = summary.mean_by_frame(task, scenario)
         if len(iterations) > 1:
             out += [f"<h4>Mean of {len(iterations)} iterations</h4>",

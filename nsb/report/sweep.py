@@ -9,7 +9,7 @@ carries ``sweep`` (its point) and its scenario is named ``<scenario>@<point>``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nsb import frames
 from nsb.report.compare import pct_diff
@@ -24,6 +24,8 @@ class Sweep:
     scenario: str
     points: tuple[dict, ...]
     means: dict[str, dict]  # point label -> frame size -> numbers
+    # point label -> frame size -> the service chains of its (first) result (nsb.chains)
+    chains: dict[str, dict] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
@@ -54,8 +56,42 @@ def sweeps(results: list[dict]) -> list[Sweep]:
         grouped.setdefault(base, {}).setdefault(label, []).append(result)
         points.setdefault(base, {}).setdefault(label, point)
     return [Sweep(base, tuple(points[base].values()),
-                  {label: _means(group) for label, group in by_point.items()})
+                  {label: _means(group) for label, group in by_point.items()},
+                  {label: _chains(group) for label, group in by_point.items()})
             for base, by_point in grouped.items()]
+
+
+def _chains(results: list[dict]) -> dict:
+    """Per frame size, the chains of the point's first result that has them."""
+    out: dict = {}
+    for result in results:
+        if result.get("chains") and result["frame_size"] not in out:
+            out[result["frame_size"]] = {"chains": result["chains"],
+                                         "first": result.get("first_failing_chain")}
+    return out
+
+
+def density_table(sweep: Sweep) -> tuple[list[str], list[list[str]]] | None:
+    """CSIT's density table for a sweep of service chains: per frame size and point,
+    the chains' total throughput, the mean and the slowest chain's, and the chain that
+    failed first above the answer. None when the sweep's results have no chains."""
+    if not any(sweep.chains.values()):
+        return None
+    headers = ["Frame (B)", "Point", "Chains", "Total (pps)", "Per chain, mean (pps)",
+               "Slowest chain (pps)", "Failed first"]
+    cells = []
+    for frame in sweep.frame_sizes:
+        for label in sweep.labels:
+            found = sweep.chains.get(label, {}).get(frame)
+            if not found:
+                continue
+            rates = [float(c["throughput_pps"]) for c in found["chains"]]
+            first = found["first"] or {}
+            cells.append([str(frame), label, str(len(rates)),
+                          _pps(sweep.throughput(label, frame)), _pps(sum(rates) / len(rates)),
+                          _pps(min(rates)),
+                          f"chain {first['chain']}" if "chain" in first else "-"])
+    return headers, cells
 
 
 def _means(results: list[dict]) -> dict:
@@ -144,6 +180,10 @@ def text_tables(tasks_results: list[list[dict]], labels: list[str], task_ids: li
         for sweep in sweeps(results):
             out.append(grid(f"{sweep.scenario}: throughput per sweep point (task {task_id})",
                             *scaling_table(sweep)))
+            density = density_table(sweep)
+            if density:
+                out.append(grid(f"{sweep.scenario}: service chain density (task {task_id})",
+                                *density))
     if len(tasks_results) > 1:
         for base, others in matched(tasks_results):
             out.append(grid(f"{base.scenario} sweep: {' vs '.join(labels[1:])} vs {labels[0]}",
@@ -166,6 +206,10 @@ def markdown(tasks_results: list[list[dict]], labels: list[str], task_ids: list[
         for sweep in sweeps(results):
             lines += table(f"{sweep.scenario}: throughput per sweep point (task {task_id})",
                            *scaling_table(sweep))
+            density = density_table(sweep)
+            if density:
+                lines += table(f"{sweep.scenario}: service chain density (task {task_id})",
+                               *density)
     if len(tasks_results) > 1:
         for base, others in matched(tasks_results):
             lines += table(f"{base.scenario} sweep: {' vs '.join(labels[1:])} vs {labels[0]}",

@@ -66,3 +66,41 @@ def throughput_by_value(sweep: Sweep) -> go.Figure:
     fig.update_layout(**_LAYOUT, title=f"{sweep.scenario}: throughput vs {title}",
                       xaxis=xaxis, yaxis={"title": "Throughput (pps)", "rangemode": "tozero"})
     return fig
+
+
+def density_data(sweep: Sweep) -> list[tuple[str, list[int], list[float], list[float]]]:
+    """Per frame size: (frame, chain counts, total throughput, mean per chain), over
+    the sweep's points that measured chains."""
+    out = []
+    for frame in sweep.frame_sizes:
+        counts, totals, means = [], [], []
+        for label in sweep.labels:
+            found = sweep.chains.get(label, {}).get(frame)
+            if found:
+                rates = [float(c["throughput_pps"]) for c in found["chains"]]
+                counts.append(len(rates))
+                totals.append(sum(rates))
+                means.append(sum(rates) / len(rates))
+        if counts:
+            out.append((str(frame), counts, totals, means))
+    return out
+
+
+def density(sweep: Sweep) -> go.Figure:
+    """CSIT's density figure: throughput against the number of chains, all chains
+    together (solid) and per chain (dashed), one colour per frame size."""
+    fig = go.Figure()
+    for index, (frame, counts, totals, means) in enumerate(density_data(sweep)):
+        color = TASK_COLORS[index % len(TASK_COLORS)]
+        fig.add_scatter(name=f"{frame} B, all chains", x=counts, y=totals,
+                        mode="lines+markers", line_color=color,
+                        hovertemplate="%{x} chains: %{y:,.0f} pps<extra>" + frame + " B</extra>")
+        fig.add_scatter(name=f"{frame} B, per chain", x=counts, y=means, mode="lines+markers",
+                        line={"color": color, "dash": "dash"},
+                        hovertemplate="%{x} chains: %{y:,.0f} pps per chain<extra>" + frame
+                        + " B</extra>")
+    ticks = sorted({c for _, counts, _, _ in density_data(sweep) for c in counts})
+    fig.update_layout(**_LAYOUT, title=f"{sweep.scenario}: throughput vs service chains",
+                      xaxis={"title": "chains", "type": "linear", "tickvals": ticks},
+                      yaxis={"title": "Throughput (pps)", "rangemode": "tozero"})
+    return fig

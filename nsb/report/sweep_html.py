@@ -40,6 +40,13 @@ def task_section(results: list[dict], n: int, chart) -> str:
                         "sweep-frames")
                 + chart(sweep_charts.throughput_by_value(swept), f"{prefix}-values-chart",
                         "sweep-values") + "</div>"]
+        density = sweep.density_table(swept)
+        if density:
+            out += ["<h4>Service chain density</h4>",
+                    _table(*density, f"{prefix}-density-table"),
+                    '<div class="charts">' + chart(sweep_charts.density(swept),
+                                                   f"{prefix}-density-chart", "sweep-density")
+                    + "</div>"]
     return "\n".join(out)
 
 

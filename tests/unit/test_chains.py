@@ -168,3 +168,32 @@ def test_the_html_report_has_a_table_of_the_chains():
     made = html_tables.chains_table([RESULT], "s-chains-table")
     assert made.count("<tr>") == 3 and "yes: lost 4.5 % at 3,500 pps" in made
     assert html_tables.chains_table([{**RESULT, "chains": []}], "x") == ""
+
+
+def _swept(count: int, per_chain: float, first: int | None) -> dict:
+    shares = [{"chain": k, "throughput_pps": per_chain * (0.5 if k == first else 1.0),
+               "tx_packets": 1, "rx_packets": 1, "loss_pct": 0.0} for k in range(count)]
+    return {"scenario": f"chains@chains={count}", "sweep": {"chains": count},
+            "frame_size": 64, "throughput_pps": sum(s["throughput_pps"] for s in shares),
+            "throughput_mbps": 1.0, "line_rate_pct": 1.0, "chains": shares,
+            "first_failing_chain": {"chain": first, "loss_pct": 1.0, "rate_pps": 1.0,
+                                    "chains_failed": [first]} if first is not None else None}
+
+
+def test_a_sweep_over_chains_gives_the_density_table_and_figure():
+    from nsb.report import sweep, sweep_charts
+
+    (swept,) = sweep.sweeps([_swept(1, 900.0, None), _swept(2, 800.0, 1),
+                             _swept(3, 600.0, 2)])
+    headers, cells = sweep.density_table(swept)
+    assert headers[:4] == ["Frame (B)", "Point", "Chains", "Total (pps)"]
+    assert cells == [["64", "chains=1", "1", "900", "900", "900", "-"],
+                     ["64", "chains=2", "2", "1,200", "600", "400", "chain 1"],
+                     ["64", "chains=3", "3", "1,500", "500", "300", "chain 2"]]
+    ((frame, counts, totals, means),) = sweep_charts.density_data(swept)
+    assert (frame, counts, totals, means) == ("64", [1, 2, 3], [900.0, 1200.0, 1500.0],
+                                              [900.0, 600.0, 500.0])
+    figure = sweep_charts.density(swept)
+    assert [trace.name for trace in figure.data] == ["64 B, all chains", "64 B, per chain"]
+    (plain,) = sweep.sweeps([{**_swept(2, 1.0, None), "chains": []}])
+    assert sweep.density_table(plain) is None
