@@ -33,8 +33,11 @@ class LocalProcess(Process):
             threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
-        for line in self.popen.stdout:
-            self._lines.put(line)
+        try:
+            for line in self.popen.stdout:
+                self._lines.put(line)
+        except (ValueError, OSError):  # the pipe was closed under the reader (stop)
+            pass
         self._lines.put(None)
 
     def poll(self) -> int | None:

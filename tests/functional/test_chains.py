@@ -38,7 +38,8 @@ def test_three_chains_count_what_each_chains_testpmd_counted(results_conf, tmp_p
         assert [c["chain"] for c in shares] == [0, 1, 2]
         assert sum(c["tx_packets"] for c in shares) == trial["tx_packets"]
         assert sum(c["rx_packets"] for c in shares) == trial["rx_packets"]
-        assert all(c["latency"] and c["latency"]["samples"] > 0 for c in shares)
+        if trial["latency"]:  # a trial with latency streams: one per chain, apart
+            assert all(c["latency"] and c["latency"]["samples"] > 0 for c in shares)
         if trial["verdict"] == "pass":
             assert all(c["loss_pct"] <= 0.01 for c in shares)
     for k in range(3):
@@ -51,6 +52,7 @@ def test_three_chains_count_what_each_chains_testpmd_counted(results_conf, tmp_p
     assert [c["chain"] for c in result["chains"]] == [0, 1, 2]
     assert sum(c["throughput_pps"] for c in result["chains"]) == \
         pytest.approx(result["throughput_pps"])
+    assert all(c["latency"]["samples"] > 0 for c in result["chains"])
     assert leftovers(task_id) == []
 
 
