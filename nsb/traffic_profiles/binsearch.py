@@ -107,8 +107,12 @@ class BinSearchProfile(TrafficProfile):
         lower, upper, rate = o["lower_bound"], o["upper_bound"], o["upper_bound"]
         warnings: list[str] = []
         failed_confirmations = 0
+        # the rates (% of line) the generator really sent: the slowest that lost frames,
+        # the fastest that did not; kept over the searches below failed confirmations
+        sent = {PASS: 0.0, FAIL: float("inf"), GENERATOR_LIMITED: 0.0}
         while True:
-            found = self._bisect(measurer, frame, lower, upper, rate, later_trials, passed)
+            found = self._bisect(measurer, frame, lower, upper, rate, later_trials, passed,
+                                 sent)
             if found is None:  # an interrupted search has trials but no answer
                 return
             best, best_pct, limited_by, pinned = found
@@ -131,6 +135,8 @@ class BinSearchProfile(TrafficProfile):
                     replace(best, latency=done.result.latency)
                 break
             failed_confirmations += 1
+            sent[FAIL] = min(sent[FAIL], units.pps_to_pct(
+                done.result.tx_rate_pps, frame, self.speed_gbps, measurer.ports))
             if failed_confirmations > o["max_confirmations"]:  # the answer is what it did
                 warnings.append(latency_trials.lossy_confirmation(
                     done, o["tolerated_loss_pct"]))
@@ -154,14 +160,13 @@ class BinSearchProfile(TrafficProfile):
                               warnings=tuple(warnings))
 
     def _bisect(self, measurer: Measurer, frame: Frame, lower: float, upper: float,
-                rate: float, later_trials: int, passed: dict):
+                rate: float, later_trials: int, passed: dict, sent: dict):
         """Bisection between ``lower`` and ``upper`` from ``rate``: (the fastest
         trial that passed, its rate in %, what limited it, whether the DUT's loss pinned
         a generator-limited search), None when stopped."""
         o = self.options
         best, best_pct = None, 0.0
         limited_by = LimitedBy.NONE
-        sent = {PASS: 0.0, FAIL: float("inf"), GENERATOR_LIMITED: 0.0}  # sent, % of line
         while not measurer.should_stop():
             left = self.trials_per_frame(lower, upper) + later_trials
             done = self._try(measurer, frame, SearchPoint(rate, lower, upper, left))
