@@ -111,8 +111,7 @@ class BinSearchProfile(TrafficProfile):
         # the fastest that did not; kept over the searches below failed confirmations
         sent = {PASS: 0.0, FAIL: float("inf"), GENERATOR_LIMITED: 0.0}
         while True:
-            found = self._bisect(measurer, frame, lower, upper, rate, later_trials, passed,
-                                 sent)
+            found = self._bisect(measurer, frame, lower, upper, rate, later_trials, passed, sent)
             if found is None:  # an interrupted search has trials but no answer
                 return
             best, best_pct, limited_by, pinned = found
