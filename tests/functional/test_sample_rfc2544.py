@@ -46,10 +46,11 @@ def check_consistent(doc, speed_gbps=1.0):
             above = [t for t in trials if t["requested_rate_pct"] > best[0]["requested_rate_pct"]]
             assert all(t["verdict"] in ("fail", "generator_limited") for t in above)
             if result["limited_by"] == "dut":  # a lossy trial asked above the answer, or,
-                # when the generator lagged below where the DUT lost, one that sent faster
+                # when the generator lagged where the DUT lost (binsearch's pinned limit:
+                # a noisy DUT may lose a little below a clean trial), one it sent
                 assert any(t["verdict"] == "fail" for t in above) or any(
-                    t["verdict"] == "fail" and t["tx_rate_pps"] > result["throughput_pps"]
-                    for t in trials)
+                    t["verdict"] == "fail" for t in trials) and any(
+                    t["verdict"] == "generator_limited" for t in trials)
             else:  # the generator fell short above the answer, or at it
                 assert any(t["verdict"] == "generator_limited" for t in above + best[:1])
         lat = result["latency"]
