@@ -297,9 +297,7 @@ class Measurer:
                 shown = share.record(best)
                 shown["throughput_pps"] = shown.pop("tx_rate_pps")
                 made["chains"].append(shown)
-        above = [r for r, v in judged if v == FAIL and
-                 (best is None or r.trial.rate_pps > best.trial.rate_pps)]
-        first = chains.first_failing(above, self._tolerated_pct)
+        first = chains.first_failing(_failed_above(best, judged), self._tolerated_pct)
         if first is not None:
             made["first_failing_chain"] = first
         return made
@@ -311,9 +309,8 @@ class Measurer:
         if best is not None and best.lost_packets > 0:
             chosen = best
         else:
-            above = [r for r, v in judged if v == FAIL and
-                     (best is None or r.trial.rate_pps > best.trial.rate_pps)]
-            chosen = min(above, key=lambda r: r.trial.rate_pps, default=None)
+            chosen = min(_failed_above(best, judged), key=lambda r: r.trial.rate_pps,
+                         default=None)
         index, path = self._paths.get(id(chosen), (None, None)) if chosen else (None, None)
         worst = path.worst() if path is not None else None
         if worst is None:
@@ -340,6 +337,13 @@ class Measurer:
         asked = short.trial.rate_pps
         return short, (f"the generator sent at most {short.tx_rate_pps:,.0f} pps without loss "
                        f"(asked {asked:,.0f} pps); the DUT's limit was not reached")
+
+
+def _failed_above(best: TrialResult | None,
+                  judged: list[tuple[TrialResult, Verdict]]) -> list[TrialResult]:
+    """The trials that failed at a rate above the answer's (all failed ones without one)."""
+    return [r for r, v in judged if v == FAIL and
+            (best is None or r.trial.rate_pps > best.trial.rate_pps)]
 
 
 def evidence(best: TrialResult | None, judged: list[tuple[TrialResult, Verdict]]) -> dict:

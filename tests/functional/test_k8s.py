@@ -19,6 +19,7 @@ from tests.conftest import NSB, ROOT, requires_root
 from tests.functional import k8s_cluster
 from tests.functional.lab import results_of, start
 from tests.functional.trex_lab import env_with_trex, requires_trex
+from tests.task_edits import edited
 
 pytestmark = pytest.mark.k8s
 SAMPLE = ROOT / "samples" / "k8s" / "tc_trex_memif_testpmd_cnf.yaml"
@@ -170,13 +171,7 @@ def test_a_cnf_behind_ovs_dpdk_on_vhost_user_counts_every_frame_at_every_hop(
 
 
 def _task(tmp_path, replace: dict, sample=SAMPLE) -> str:
-    text = sample.read_text()
-    for old, new in replace.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    path = tmp_path / "task.yaml"
-    path.write_text(text)
-    return str(path)
+    return edited(sample, tmp_path, replace)
 
 
 @pytest.mark.parametrize("replace, code, expected", [

@@ -10,6 +10,7 @@ from nsb.traffic_profiles.binsearch import BinSearchProfile
 from nsb.traffic_profiles.measurer import Measurer
 from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedChainsGenerator
+from tests.task_edits import edited
 
 PAIRS = [("xe0", "xe1"), ("xe2", "xe3"), ("xe4", "xe5"), ("xe6", "xe7")]
 
@@ -92,11 +93,7 @@ SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[2] / "samples" /
 
 
 def _task(tmp_path, old: str, new: str) -> str:
-    text = SAMPLE.read_text()
-    assert old in text
-    path = tmp_path / "chains.yaml"
-    path.write_text(text.replace(old, new))
-    return str(path)
+    return edited(SAMPLE, tmp_path, {old: new}, "chains.yaml")
 
 
 def test_the_dry_run_shows_every_chain_and_its_ports(nsb_main):

@@ -11,6 +11,7 @@ from types import SimpleNamespace as NS
 import pytest
 
 from nsb.k8s import image_archive, pods, readiness
+from tests.task_edits import edited
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "yardstick_k8s"
 
@@ -181,13 +182,7 @@ PVC = Path(__file__).resolve().parents[2] / "samples" / "k8s" / "tc_trex_ovs_dpd
 
 
 def _pvc(tmp_path, replace: dict) -> str:
-    text = PVC.read_text()
-    for old, new in replace.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    path = tmp_path / "pvc.yaml"
-    path.write_text(text)
-    return str(path)
+    return edited(PVC, tmp_path, replace, "pvc.yaml")
 
 
 def test_a_pvc_pod_mounts_the_vhost_user_sockets_and_has_no_multus_network(nsb_main):
