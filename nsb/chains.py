@@ -85,6 +85,35 @@ def counts(chains: tuple[Chain, ...], ports: dict[str, dict[str, int]],
                  for c in chains)
 
 
+def short_of_share(per_chain: tuple[ChainCounts, ...], intended_packets: int,
+                   tolerance: float) -> list[ChainCounts]:
+    """The chains the generator sent more than ``tolerance`` (a fraction) below their
+    even share of the ``intended_packets`` (a trial sends every chain the same rate)."""
+    if not per_chain or intended_packets <= 0:
+        return []
+    share = intended_packets / len(per_chain)
+    return [c for c in per_chain if c.tx_packets < share * (1 - tolerance)]
+
+
+def even(per_chain: tuple[ChainCounts, ...], tolerance: float) -> bool:
+    """Whether every chain was sent within ``tolerance`` (a fraction) of the most any
+    chain was: only then does the trial's total stand for its chains' even split."""
+    if not per_chain:
+        return True
+    most = max(c.tx_packets for c in per_chain)
+    return min(c.tx_packets for c in per_chain) >= most * (1 - tolerance)
+
+
+def even_tx_rate_pps(result) -> float:
+    """The part of a trial's (a TrialResult's) sending rate its chains got evenly: the
+    chains times the least any chain was sent. A chain the generator sent less than the
+    others caps what the trial shows the chains carry together at the even split."""
+    if not result.chains or result.tx_packets <= 0:
+        return result.tx_rate_pps
+    least = min(c.tx_packets for c in result.chains)
+    return result.tx_rate_pps * len(result.chains) * least / result.tx_packets
+
+
 def over_tolerance(per_chain: tuple[ChainCounts, ...], tolerated_loss_pct: float
                    ) -> list[ChainCounts]:
     """The chains that lost more than tolerated, the worst first."""

@@ -40,6 +40,7 @@ from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer
 from nsb.vnfs.base import TrafficGen, Vnf
+from nsb.vnfs.readiness import wait_all_ready
 
 LOG = logging.getLogger(__name__)
 
@@ -267,8 +268,7 @@ def _start(vnfs: list[Vnf], run: RunInfo, teardown: contextlib.ExitStack) -> Non
         teardown.callback(vnf.terminate)
         LOG.info("starting %s (%s) on %s", vnf.name, vnf.spec.type, vnf.node.name)
         vnf.instantiate()
-    for vnf in vnfs:
-        vnf.wait_until_ready(run.vnf_start_timeout_s)
+    wait_all_ready(vnfs, run.vnf_start_timeout_s)
 
 
 def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from nsb import units
+from nsb import chains, units
 from nsb.events import LimitedBy, Verdict
 from nsb.frames import Frame
 from nsb.traffic_profiles import common, latency_trials
@@ -169,8 +169,9 @@ class BinSearchProfile(TrafficProfile):
         while not measurer.should_stop():
             left = self.trials_per_frame(lower, upper) + later_trials
             done = self._try(measurer, frame, SearchPoint(rate, lower, upper, left))
-            pct = units.pps_to_pct(done.result.tx_rate_pps, frame, self.speed_gbps,
-                                   measurer.ports)
+            sent_pps = done.result.tx_rate_pps if done.verdict == FAIL else \
+                chains.even_tx_rate_pps(done.result)  # what its chains got alike
+            pct = units.pps_to_pct(sent_pps, frame, self.speed_gbps, measurer.ports)
             if done.verdict in sent:
                 pick = min if done.verdict == FAIL else max
                 sent[done.verdict] = pick(sent[done.verdict], pct)

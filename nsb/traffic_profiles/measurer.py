@@ -194,8 +194,7 @@ class Measurer:
                                trials_left=at.trials_left, seconds_left=at.seconds_left))
         result, hook_error = self._run(trial, index, run or self.generator.run_trial)
         if self.chains:
-            result = replace(result, chains=chains.counts(self.chains, result.ports,
-                                                          result.pair_latency))
+            result = self._counted_per_chain(result)
         self._tolerated_pct = getattr(judge, "tolerated_loss_pct", 0.0)
         verdict, reason = judge(result)
         reason = f"{why}: {reason}" if why and reason else why or reason
@@ -211,6 +210,27 @@ class Measurer:
         if hook_error is not None:  # e.g. a VNF died: raised once the trial is recorded
             raise hook_error
         return Measurement(index, result, verdict, reason)
+
+    def _counted_per_chain(self, result: TrialResult) -> TrialResult:
+        """The trial with each chain's counts; generator-limited too when the generator
+        sent a chain less than its share (its total may still be near the rate asked)."""
+        per_chain = chains.counts(self.chains, result.ports, result.pair_latency)
+        result = replace(result, chains=per_chain)
+        short = chains.short_of_share(per_chain, result.intended_packets,
+                                      self._generator_tolerance)
+        if not short:
+            return result
+        share = result.intended_packets / len(per_chain)
+        note = "; ".join(f"chain {c.chain} was sent {c.tx_packets:,} of its {share:,.0f} "
+                         "frames" for c in short)
+        return replace(result, generator_limited=True, generator_note="; ".join(
+            n for n in (result.generator_note, note) if n))
+
+    @property
+    def _generator_tolerance(self) -> float:
+        """How far below the rate asked a generator may send (a fraction, its option)."""
+        options = getattr(self.generator, "options", None) or {}
+        return float(options.get("generator_tolerance_pct", 5.0)) / 100.0
 
     def _run(self, trial: Trial, index: int, send: Callable[[Trial], TrialResult]
              ) -> tuple[TrialResult, NsbError | None]:
@@ -231,10 +251,12 @@ class Measurer:
     def _record(self, result: TrialResult, verdict: Verdict) -> None:
         frame = result.trial.frame_size
         self._judged.setdefault(frame, []).append((result, verdict))
-        # a short generator's trial is an answer only if nothing was lost: frames its own
-        # receive path dropped cannot be vouched for
+        # a short generator's trial is an answer only if nothing was lost (frames its own
+        # receive path dropped cannot be vouched for) and, with chains, if every chain
+        # got as much as the others: its total is then their even split's
         if verdict == GENERATOR_LIMITED and not (result.rx_missed_packets
-                                                 and result.lost_packets > 0):
+                                                 and result.lost_packets > 0) \
+                and chains.even(result.chains, self._generator_tolerance):
             known = self._best_short.get(frame)
             if known is None or result.tx_rate_pps > known.tx_rate_pps:
                 self._best_short[frame] = result

@@ -61,11 +61,16 @@ class SimulatedDutGenerator(TrafficGen):
 class SimulatedChainsGenerator(SimulatedDutGenerator):
     """Double: one port pair per service chain (``capacities_pps``, one each); the rate
     asked is spread evenly over the chains, each forwarding up to its own capacity,
-    from its pair's first port to its second."""
+    from its pair's first port to its second. ``send_caps_pps``: the most the generator
+    gets onto each chain's link (None: all it is asked), as a rate limit on its port's
+    egress or a port it cannot drive faster; it counts only what went out, and is
+    generator-limited, as TRex, when it sent more than 5 % fewer frames than asked."""
 
-    def __init__(self, capacities_pps: list[float]):
+    def __init__(self, capacities_pps: list[float],
+                 send_caps_pps: list[float | None] | None = None):
         super().__init__(sum(capacities_pps), ports=len(capacities_pps))
         self.capacities_pps = capacities_pps
+        self.send_caps_pps = send_caps_pps or [None] * len(capacities_pps)
 
     def port_pairs(self) -> list[tuple[str, str]]:
         return [(f"xe{2 * k}", f"xe{2 * k + 1}") for k in range(len(self.capacities_pps))]
@@ -73,13 +78,16 @@ class SimulatedChainsGenerator(SimulatedDutGenerator):
     def run_trial(self, trial: Trial) -> TrialResult:
         result = super().run_trial(trial)
         each = result.tx_packets // len(self.capacities_pps)
-        ports, received = {}, 0
-        for (a, b), capacity in zip(self.port_pairs(), self.capacities_pps, strict=True):
-            got = min(each, round(capacity * trial.duration_s))
-            ports[a] = {"tx_packets": each, "rx_packets": 0}
+        ports, received, sent = {}, 0, 0
+        for (a, b), capacity, cap in zip(self.port_pairs(), self.capacities_pps,
+                                         self.send_caps_pps, strict=True):
+            out = each if cap is None else min(each, round(cap * trial.duration_s))
+            got = min(out, round(capacity * trial.duration_s))
+            ports[a] = {"tx_packets": out, "rx_packets": 0}
             ports[b] = {"tx_packets": 0, "rx_packets": got}
             received += got
-        sent = each * len(self.capacities_pps)
+            sent += out
         return TrialResult(trial=trial, tx_packets=sent, rx_packets=received,
                            elapsed_s=result.elapsed_s, latency=result.latency,
-                           intended_packets=result.intended_packets, ports=ports)
+                           intended_packets=result.intended_packets, ports=ports,
+                           generator_limited=sent < result.intended_packets * 0.95)

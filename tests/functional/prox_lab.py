@@ -14,6 +14,7 @@ from pathlib import Path
 from nsb import engine
 from nsb.runinfo import RunInfo
 from nsb.task import loader
+from nsb.vnfs.readiness import wait_all_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "prox" / "tc_prox_l3fwd.yaml"
@@ -50,6 +51,5 @@ def deployed(results_dir: Path, task_file: Path, task_args: dict, ready_s: float
         for vnf in [*scenario.vnfs, scenario.generator]:
             teardown.callback(vnf.terminate)
             vnf.instantiate()
-        for vnf in [*scenario.vnfs, scenario.generator]:
-            vnf.wait_until_ready(ready_s)
+        wait_all_ready([*scenario.vnfs, scenario.generator], ready_s)
         yield (scenario, plan.context) if with_context else scenario

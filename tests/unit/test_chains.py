@@ -34,8 +34,8 @@ def test_a_chains_counts_are_its_ports():
     assert [c.chain for c in chains.over_tolerance((first, second), 1.0)] == [1, 0]
 
 
-def run(capacities, tolerated=0.0):
-    gen = SimulatedChainsGenerator(capacities)
+def run(capacities, tolerated=0.0, send_caps=None):
+    gen = SimulatedChainsGenerator(capacities, send_caps)
     profile = make_profile(BinSearchProfile, packet_sizes=[64], duration=1,
                            tolerated_loss=tolerated, test_precision=0.1, lower_bound=0.0,
                            upper_bound=100.0, interface_speed_gbps=1)
@@ -65,6 +65,40 @@ def test_the_answer_is_where_the_weakest_chain_gives_way_and_it_is_named():
     lenient = [t for t in trials if t.verdict == "fail" and t.result.loss_pct < 50
                and "chain 1 lost" in t.reason]
     assert lenient
+
+
+def test_a_chain_the_generator_cannot_fill_caps_the_even_split_not_the_total():
+    """The generator gets at most ``cap`` frames/s onto chain 1's link and counts only
+    those (an egress rate limit on its port); the chains lose nothing below 40 % of line. A trial that
+    sent chain 0 its share and chain 1 the cap is generator-limited, and its total is
+    no answer (the chains were not loaded alike); the answer is the fastest trial whose
+    chains got the same, about twice the cap, and the generator is what limited it."""
+    line = units.line_rate_pps(64, 1, ports=2)
+    cap = 0.05 * line
+    trials, (result,) = run([0.4 * line, 0.4 * line], send_caps=[None, cap])
+    assert result.limited_by == "generator"
+    assert 2 * cap * 0.98 <= result.throughput_pps <= 2 * cap / 0.95
+    assert result.loss_pct == 0
+    uneven = [t for t in trials if t.result.loss_pct == 0 and
+              t.result.chains[1].tx_packets < t.result.chains[0].tx_packets * 0.95]
+    assert uneven and all(t.verdict == "generator_limited" for t in uneven)
+    assert all("chain 1 was sent" in t.reason for t in uneven
+               if t.result.tx_packets >= t.result.intended_packets * 0.95)
+    chain_shares = [s["throughput_pps"] for s in result.extra["chains"]]
+    assert min(chain_shares) >= max(chain_shares) * 0.95
+
+
+def test_one_short_chain_is_generator_limited_though_the_total_was_near_the_rate():
+    """Four chains, one of them sent 10 % below its share: the total is 97.5 % of what
+    was asked (within a generator's tolerance), yet the trial is generator-limited and
+    says which chain was short."""
+    line = units.line_rate_pps(64, 1, ports=4)
+    trials, _ = run([0.5 * line] * 4, send_caps=[None, None, None, 0.09 * line])
+    at = [t for t in trials if 0.1 * line * 0.999 <= t.result.trial.rate_pps / 4 <= 0.12 * line]
+    assert at, [t.result.trial.rate_pps / line for t in trials]
+    for t in at:
+        if t.result.tx_packets >= t.result.intended_packets * 0.95:
+            assert t.verdict == "generator_limited" and "chain 3 was sent" in t.reason
 
 
 def test_a_tolerance_applies_to_each_chain():
