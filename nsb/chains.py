@@ -24,6 +24,7 @@ class Chain:
     index: int
     ports: tuple[str, ...]
     pairs: tuple[int, ...] = ()  # the generator's port pairs it is made of, by index
+    vnfs: tuple[str, ...] = ()  # the VNFs its frames cross (a shared switch's too)
 
 
 @dataclass(frozen=True)

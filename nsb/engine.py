@@ -39,6 +39,8 @@ from nsb.scenario_hooks import ScenarioHooks, vnf_death
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer
+from nsb.trial_paths import nodes_crossed
+from nsb.vnfs import pool_cores
 from nsb.vnfs.base import TrafficGen, Vnf
 from nsb.vnfs.readiness import wait_all_ready
 
@@ -80,12 +82,22 @@ class Plan:
                 "traffic_generator": {s.generator.name: s.generator.describe()},
                 "traffic_profile": s.profile.describe(),
                 "runner": s.runner.describe(),
-                **({"chains": {c.index: list(c.ports) for c in s.chains}} if s.chains else {}),
+                **({"chains": {c.index: _chain_shown(c, s.vnfs) for c in s.chains}}
+                   if s.chains else {}),
                 **({"sweep": dict(s.spec.sweep)} if s.spec.sweep else {}),
             } for s in self.scenarios],
             **({"sweep": [dict(p) for p in self.task.sweep]} if self.task.sweep else {}),
             "outputs": [o.describe() for o in self.outputs],
         }
+
+
+def _chain_shown(chain, vnfs: list[Vnf]) -> dict:
+    """A chain as the dry-run shows it: its generator ports and the VNFs on its path,
+    with their lcores where they have them."""
+    lcores = {v.name: v.lcores() for v in vnfs if callable(getattr(v, "lcores", None))}
+    return {"ports": list(chain.ports),
+            "vnfs": {name: ({"lcores": lcores[name]} if name in lcores else {})
+                     for name in chain.vnfs}}
 
 
 def _instance(namespace: str, spec: PluginSpec, *args):
@@ -122,22 +134,29 @@ def plan(task: Task, run: RunInfo) -> Plan:
         plan_checks.check_scenario(scenario, generator, vnfs, profile)
         _, runner = _instance("nsb.runners", scenario.runner, run)
         scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner,
-                                      _service_chains(scenario, generator)))
+                                      _service_chains(scenario, generator, vnfs, context)))
     outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]
     return Plan(task, run, context, scenarios, outputs)
 
 
-def _service_chains(scenario: ScenarioSpec, generator: TrafficGen) -> tuple:
-    """The scenario's service chains over the generator's port pairs: () where the task
-    does not speak of chains (one chain given is measured as one: a density sweep's
-    first point)."""
+def _service_chains(scenario: ScenarioSpec, generator: TrafficGen, vnfs: list[Vnf],
+                    context: Context) -> tuple:
+    """The scenario's service chains over the generator's port pairs, each with the VNFs
+    its frames cross: () where the task does not speak of chains (one chain given is
+    measured as one: a density sweep's first point)."""
     if scenario.chains_where is None:
         return ()
     pairs = generator.port_pairs()
     problem = service_chains.problem(pairs, scenario.chains)
     if problem:
         raise scenario.chains_where.error(problem)
-    return service_chains.split(pairs, scenario.chains)
+    made = []
+    for chain in service_chains.split(pairs, scenario.chains):
+        crossed = {node for port in chain.ports
+                   for node in nodes_crossed(generator, port, vnfs, context)}
+        made.append(replace(chain, vnfs=tuple(v.name for v in vnfs
+                                              if v.node.name in crossed)))
+    return tuple(made)
 
 
 def _with_generator(scenario: ScenarioSpec) -> ScenarioSpec:
@@ -160,6 +179,8 @@ def _vnf(spec: VnfSpec, context: Context, run: RunInfo) -> Vnf:
         raise spec.where.error(f"unknown node '{spec.node}'; the context has: "
                                f"{', '.join(context.nodes)}", "node")
     cls = plugins.load_class("nsb.vnfs", spec)
+    if spec.pool_cores:
+        spec = pool_cores.applied(cls, spec)
     options = plugins.check_options(cls, spec)
     return cls(spec, options, context.nodes[spec.node], context, run)
 

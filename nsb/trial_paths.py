@@ -29,7 +29,7 @@ class PathCounter:
         self.generator, self.vnfs, self.context = generator, vnfs, context
         self.nodes = sorted({vnf.node.name for vnf in [*vnfs, generator]})
         self._before: dict[Endpoint, PortCount] | None = None
-        self._forward = self._forwarding()
+        self._forward = forwarding(vnfs, context)
         self._owners = {}
         for vnf in vnfs:
             self._owners.setdefault(vnf.node.name, vnf.name)
@@ -69,19 +69,27 @@ class PathCounter:
                 counts[end] = merged(kernel.get(end), counted)
         return counts
 
-    def _forwarding(self):
-        """Where each VNF sends what comes in by a port; a node without a VNF that says,
-        its linked interfaces in pairs."""
-        forward: dict[Endpoint, Endpoint] = {}
-        for node in self.context.nodes.values():
-            linked = [i.name for i in node.interfaces.values() if i.peer]
-            forward.update({Endpoint(node.name, a): Endpoint(node.name, b)
-                            for a, b in pairs_forwarding(linked).items()})
-        for vnf in self.vnfs:
-            node = vnf.node.name
-            forward.update({Endpoint(node, a): Endpoint(node, b)
-                            for a, b in vnf.forwarding().items()})
-        return forward.get
+
+def forwarding(vnfs: list[Vnf], context: Context):
+    """Where each VNF sends what comes in by a port (an Endpoint to an Endpoint, None
+    where nothing says); a node without a VNF that says, its linked interfaces in pairs."""
+    forward: dict[Endpoint, Endpoint] = {}
+    for node in context.nodes.values():
+        linked = [i.name for i in node.interfaces.values() if i.peer]
+        forward.update({Endpoint(node.name, a): Endpoint(node.name, b)
+                        for a, b in pairs_forwarding(linked).items()})
+    for vnf in vnfs:
+        node = vnf.node.name
+        forward.update({Endpoint(node, a): Endpoint(node, b)
+                        for a, b in vnf.forwarding().items()})
+    return forward.get
+
+
+def nodes_crossed(generator: TrafficGen, port: str, vnfs: list[Vnf], context: Context
+                  ) -> list[str]:
+    """The nodes frames sent from the generator's ``port`` cross, in order."""
+    path = walk(Endpoint(generator.node.name, port), context.links, forwarding(vnfs, context))
+    return list(dict.fromkeys(end.node for end in path.ends[1:-1]))
 
 
 def merged(kernel: PortCount | None, program: PortCount) -> PortCount:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nsb.task import input_file, schema, yaml_lines, yardstick
+from nsb.task import chain_template, input_file, schema, yaml_lines, yardstick
 from nsb.task.documents import Where, read_document
 from nsb.task.model import ScenarioSpec, Task, VnfSpec
 from nsb.task.specs import DEFAULT_OUTPUTS, DEFAULT_RUNNER, plugin_spec, profile_spec
@@ -26,6 +26,8 @@ def load(path: str | Path, task_args: dict | None = None) -> Task:
         raise doc.error(("schema",), f"unknown task schema {schema_name!r}; "
                         "allowed: 'nsb:task:0.1', 'yardstick:task:0.1'")
     schema.validate(doc.data, schema.TASK_SCHEMA, doc)
+    chain_template.expand(doc)
+    schema.validate(doc.data, schema.TASK_SCHEMA, doc)  # what the templates laid out
     return _build(path, doc, task_args or {})
 
 
@@ -68,6 +70,11 @@ def _chains(doc: yaml_lines.LocatedDocument, at: tuple, raw: dict) -> dict:
     if len(given) > 1:
         raise doc.error(at + (given[1],), "give chains or service_chain_count, not both "
                         "(they are the same count)")
+    if raw.get("service_chain_shared_net"):
+        raise doc.error(at + ("service_chain_shared_net",), "not supported yet: chains on "
+                        "one shared network (told apart by MAC or VLAN); nsb gives each "
+                        "chain its own network and port pair (service_chain_shared_net: "
+                        "false)")
     if not given:
         return {}
     return {"chains": raw[given[0]], "chains_where": Where(doc, at + (given[0],))}
@@ -86,4 +93,5 @@ def _check_vnf_names(doc: yaml_lines.LocatedDocument, at: tuple, scenario: Scena
 
 def _vnf(raw: dict, where: Where) -> VnfSpec:
     return VnfSpec(type=raw["type"], name=raw["name"], node=raw["node"],
-                   options=raw.get("options", {}), where=where)
+                   options=raw.get("options", {}), where=where,
+                   pool_cores=raw.get("pool_cores", {}))

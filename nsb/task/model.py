@@ -37,6 +37,8 @@ class VnfSpec(PluginSpec):
     networks: Mapping = field(default_factory=dict)
     # NSB scenarios: the options not keyed by a VNF (traffic_type, flow, ...)
     scenario_options: Mapping = field(default_factory=dict)
+    # the CPUs its lcores come from ({"cpus": "2", "main": 0}; a chain template's pool)
+    pool_cores: Mapping = field(default_factory=dict)
 
     @property
     def options_where(self) -> Where:

@@ -9,7 +9,7 @@ import jsonschema
 
 from nsb import redact
 from nsb.errors import raise_all
-from nsb.task import values
+from nsb.task import chain_template, values
 from nsb.task.yaml_lines import LocatedDocument
 
 _PLUGIN_REF = {
@@ -27,6 +27,14 @@ _VNF = {
         "type": {"type": "string", "minLength": 1},
         "node": {"type": "string", "minLength": 1},
         "options": {"type": "object"},
+        # its lcores from these CPUs, as its type lists them (a chain template's pool)
+        "pool_cores": {
+            "type": "object",
+            "required": ["cpus"],
+            "additionalProperties": False,
+            "properties": {"cpus": {"type": "string", "pattern": r"^[0-9,\-]+$"},
+                           "main": {"type": "integer", "minimum": 0}},
+        },
     },
 }
 
@@ -71,6 +79,10 @@ TASK_SCHEMA = {
                     "chains": {"type": "integer", "minimum": 1, "maximum": 64},
                     "service_chain_count": {"type": "integer", "minimum": 1,
                                             "maximum": 64},
+                    # NFVbench's: one network shared by the chains (nsb: each its own)
+                    "service_chain_shared_net": {"type": "boolean"},
+                    # one chain's NFs, laid out chains times (nsb.task.chain_template)
+                    "chain": chain_template.SCHEMA,
                 },
             },
         },

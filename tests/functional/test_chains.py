@@ -1,7 +1,8 @@
 """Service chains in the lab, measured apart: N testpmd chains, each in its own network
-namespace on its own pair of TRex ports. Each chain's counts are checked against its
-own testpmd's telemetry; a chain given an nftables rate limit loses alone, sets the
-total rate the chains carry together and is named as the first to fail."""
+namespace on its own pair of TRex ports, over memif or PVP behind OVS-DPDK. Each
+chain's counts are checked against its own testpmd's telemetry (and OVS's port
+counters); a chain given an nftables rate limit loses alone, sets the total rate the
+chains carry together and is named as the first to fail."""
 
 from __future__ import annotations
 
@@ -53,6 +54,45 @@ def test_three_chains_count_what_each_chains_testpmd_counted(results_conf, tmp_p
     assert sum(c["throughput_pps"] for c in result["chains"]) == \
         pytest.approx(result["throughput_pps"])
     assert all(c["latency"]["samples"] > 0 for c in result["chains"])
+    assert leftovers(task_id) == []
+
+
+def test_pvp_chains_behind_ovs_dpdk_count_what_ovs_and_each_testpmd_counted(results_conf,
+                                                                            tmp_path):
+    """Two PVP chains: TRex's ports and each chain's testpmd on vhost-user ports of one
+    OVS-DPDK bridge. In every trial each chain's frames are, hop by hop, what OVS counted
+    on the chain's own four ports and what its testpmd received and sent, the hops'
+    losses adding up to the chain's; over the run each testpmd's telemetry is what its
+    chain's trials added up to."""
+    proc = start(results_conf, {"chains": 2, "link": "vhostuser", "duration_s": 1,
+                                "packet_sizes": [64], "upper_bound": 0.3,
+                                "test_precision": 0.05}, task=SAMPLE, env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    into, out_of = {0: [], 1: []}, {0: [], 1: []}
+    for trial in doc["trials"]:
+        directions = trial["path"]["directions"]
+        assert len(directions) == 2
+        for k, (share, direction) in enumerate(zip(trial["chains"], directions, strict=True)):
+            assert direction["complete"] and direction["unaccounted"] == 0, direction
+            places = {p["place"].split(" (")[0]: p["frames"] for p in direction["points"]}
+            a, b = 2 * k, 2 * k + 1  # the chain's two links, each through br0
+            assert places[f"tg:xe{a} tx"] == share["tx_packets"] == places[f"host:br0-{a}a rx"]
+            assert places[f"testpmd{k}:xe0 rx"] == places[f"host:br0-{a}b tx"]
+            assert places[f"testpmd{k}:xe1 tx"] == places[f"host:br0-{b}a rx"]
+            assert places[f"tg:xe{b} rx"] == share["rx_packets"] == places[f"host:br0-{b}b tx"]
+            lost = sum(loss["frames"] for loss in direction["losses"])
+            assert lost == share["tx_packets"] - share["rx_packets"]
+            into[k].append(places[f"testpmd{k}:xe0 rx"])
+            out_of[k].append(places[f"testpmd{k}:xe1 tx"])
+    for k in range(2):
+        telemetry = [s["kpis"] for s in doc["kpis"] if s["source"] == f"testpmd{k}"][-1]
+        assert telemetry["port0_ipackets"] == sum(into[k]) > 0
+        assert telemetry["port1_opackets"] == sum(out_of[k])
+    (result,) = doc["results"]
+    assert [c["chain"] for c in result["chains"]] == [0, 1]
+    assert result["limited_by"] in ("dut", "generator"), result  # see the PVC test
     assert leftovers(task_id) == []
 
 

@@ -69,10 +69,11 @@ def test_the_answer_is_where_the_weakest_chain_gives_way_and_it_is_named():
 
 def test_a_chain_the_generator_cannot_fill_caps_the_even_split_not_the_total():
     """The generator gets at most ``cap`` frames/s onto chain 1's link and counts only
-    those (an egress rate limit on its port); the chains lose nothing below 40 % of line. A trial that
-    sent chain 0 its share and chain 1 the cap is generator-limited, and its total is
-    no answer (the chains were not loaded alike); the answer is the fastest trial whose
-    chains got the same, about twice the cap, and the generator is what limited it."""
+    those (an egress rate limit on its port); the chains lose nothing below 40 % of
+    line. A trial that sent chain 0 its share and chain 1 the cap is generator-limited,
+    and its total is no answer (the chains were not loaded alike); the answer is the
+    fastest trial whose chains got the same, about twice the cap, and the generator is
+    what limited it."""
     line = units.line_rate_pps(64, 1, ports=2)
     cap = 0.05 * line
     trials, (result,) = run([0.4 * line, 0.4 * line], send_caps=[None, cap])
@@ -130,26 +131,73 @@ def _task(tmp_path, old: str, new: str) -> str:
     return edited(SAMPLE, tmp_path, {old: new}, "chains.yaml")
 
 
-def test_the_dry_run_shows_every_chain_and_its_ports(nsb_main):
+def test_the_dry_run_shows_every_chain_its_ports_and_vnfs(nsb_main):
     import yaml
 
     code, out, err = nsb_main("task", "start", str(SAMPLE), "--task-args", '{"chains": 3}',
                               "--dry-run")
     assert code == 0, err
     (scenario,) = yaml.safe_load(out)["scenarios"]
-    assert scenario["chains"] == {0: ["xe0", "xe1"], 1: ["xe2", "xe3"], 2: ["xe4", "xe5"]}
+    assert {k: c["ports"] for k, c in scenario["chains"].items()} == \
+        {0: ["xe0", "xe1"], 1: ["xe2", "xe3"], 2: ["xe4", "xe5"]}
+    assert {k: list(c["vnfs"]) for k, c in scenario["chains"].items()} == \
+        {0: ["testpmd0"], 1: ["testpmd1"], 2: ["testpmd2"]}
     assert set(scenario["vnfs"]) == {"testpmd0", "testpmd1", "testpmd2"}
+
+
+HAND_WRITTEN = """\
+schema: "nsb:task:0.1"
+context:
+  type: netns
+  nodes:
+    tg: {role: TrafficGen, interfaces: {xe0: {}, xe1: {}, xe2: {}, xe3: {}}}
+    a: {role: VNF, interfaces: {xe0: {}, xe1: {}}}
+    b: {role: VNF, interfaces: {xe0: {}, xe1: {}}}
+  links: [[tg:xe0, a:xe0], [a:xe1, tg:xe1], [tg:xe2, b:xe0], [b:xe1, tg:xe3]]
+scenarios:
+  - name: s
+    chains: %s
+    vnfs:
+      - {name: pmd_a, type: testpmd, node: a, options: {lcores: "0,1"}}
+      - {name: pmd_b, type: testpmd, node: b}
+    traffic_generator:
+      name: tg0
+      type: trex
+      node: tg
+      options: {port_pairs: [[xe0, xe1], [xe2, xe3]]}
+    traffic_profile: {type: binsearch, packet_sizes: [64]}
+"""
+
+
+def test_chains_written_out_by_hand_find_their_vnfs_on_their_paths(nsb_main, tmp_path):
+    import yaml
+
+    task = tmp_path / "hand.yaml"
+    task.write_text(HAND_WRITTEN % "2")
+    code, out, err = nsb_main("task", "start", str(task), "--dry-run")
+    assert code == 0, err
+    assert yaml.safe_load(out)["scenarios"][0]["chains"] == {
+        0: {"ports": ["xe0", "xe1"], "vnfs": {"pmd_a": {"lcores": "0,1"}}},
+        1: {"ports": ["xe2", "xe3"], "vnfs": {"pmd_b": {"lcores": "0-1"}}}}
 
 
 @pytest.mark.parametrize("args, old, new, expected", [
     ('{"chains": 0}', "", "", "scenarios[0].chains: 0 is below the minimum 1"),
     ('{"chains": "two"}', "", "", "scenarios[0].chains: expected an integer, got 'two'"),
     ('{"chains": 2}', "    chains: {{ chains | default(2) }}\n",
-     "    chains: 3\n", "scenarios[0].chains: 3 chains over the generator's 2 port pair(s)"),
-    ('{"chains": 2}', "    chains: {{ chains | default(2) }}\n",
      "    chains: 2\n    service_chain_count: 2\n",
      "scenarios[0].service_chain_count: give chains or service_chain_count, not both"),
-], ids=["zero", "not-a-number", "pairs-do-not-divide", "both-names"])
+    ('{"chains": 2}', "    chains: {{ chains | default(2) }}\n",
+     "    chains: 2\n    service_chain_shared_net: true\n",
+     "scenarios[0].service_chain_shared_net: not supported yet: chains on one shared "
+     "network"),
+    ('{"chains": 3, "core_pool": "1-2", "shared_cores": false}', "", "",
+     "scenarios[0].chain.cores.pool: 3 chain(s) of 1 NF(s) with 1 core(s) each need 3 "
+     "CPUs; the pool 1-2 has 2"),
+    ('{"chains": 3, "max_chains": 2}', "", "",
+     "scenarios[0].chain.deployed: deployed 2 is fewer than the 3 chains measured"),
+], ids=["zero", "not-a-number", "both-names", "shared-net", "core-pool-too-small",
+        "fewer-deployed"])
 def test_a_bad_chain_count_is_one_line_before_anything_starts(nsb_main, tmp_path, args, old,
                                                                new, expected):
     task = _task(tmp_path, old, new) if old else str(SAMPLE)
@@ -159,15 +207,26 @@ def test_a_bad_chain_count_is_one_line_before_anything_starts(nsb_main, tmp_path
     assert expected in line, line
 
 
-def test_nfvbenchs_name_for_the_count_is_taken(nsb_main, tmp_path):
+def test_pairs_that_do_not_divide_into_the_chains_are_one_line(nsb_main, tmp_path):
+    task = tmp_path / "hand.yaml"
+    task.write_text(HAND_WRITTEN % "3")
+    code, _, err = nsb_main("task", "start", str(task), "--dry-run")
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "hand.yaml:11: scenarios[0].chains: 3 chains over the generator's 2 port " \
+        "pair(s)" in line, line
+
+
+def test_nfvbenchs_names_are_taken(nsb_main, tmp_path):
     import yaml
 
     task = _task(tmp_path, "    chains: {{ chains | default(2) }}\n",
-                 "    service_chain_count: 2\n")
+                 "    service_chain_count: 2\n    service_chain_shared_net: false\n")
     code, out, err = nsb_main("task", "start", task, "--dry-run")
     assert code == 0, err
-    assert yaml.safe_load(out)["scenarios"][0]["chains"] == {0: ["xe0", "xe1"],
-                                                             1: ["xe2", "xe3"]}
+    chains = yaml.safe_load(out)["scenarios"][0]["chains"]
+    assert {k: c["ports"] for k, c in chains.items()} == {0: ["xe0", "xe1"],
+                                                          1: ["xe2", "xe3"]}
 
 
 RESULT = {"frame_size": 64, "throughput_pps": 3000.0, "throughput_mbps": 2.016,

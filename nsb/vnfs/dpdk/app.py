@@ -48,6 +48,7 @@ class DpdkApp(Vnf):
 
     ADDS_HUGEPAGES = True
     KIND = ""  # its short name: logs are <vnf>-<KIND>.log
+    MAIN_LCORE = False  # whether its lcores list a main lcore that does not forward
     PROGRAM = ""  # the program's usual name, for messages
     PATH_OPTION = ""  # the option that names its binary
     INSTALL_HINT = ""  # how to get it, after "not found"

@@ -20,6 +20,7 @@ class TestpmdVnf(DpdkApp):
     """DPDK testpmd forwarding between its ports (io, mac or macswap)."""
 
     KIND = "testpmd"
+    MAIN_LCORE = True  # its lcores list the main lcore, which does not forward
     PROGRAM = "dpdk-testpmd"
     PATH_OPTION = "testpmd_path"
     INSTALL_HINT = "; on Debian: apt-get install dpdk-dev"
