@@ -25,6 +25,7 @@ class Chain:
     ports: tuple[str, ...]
     pairs: tuple[int, ...] = ()  # the generator's port pairs it is made of, by index
     vnfs: tuple[str, ...] = ()  # the VNFs its frames cross (a shared switch's too)
+    nodes: tuple[str, ...] = ()  # the nodes its frames cross that no other chain's do
 
 
 @dataclass(frozen=True)
@@ -86,14 +87,22 @@ def counts(chains: tuple[Chain, ...], ports: dict[str, dict[str, int]],
                  for c in chains)
 
 
-def short_of_share(per_chain: tuple[ChainCounts, ...], intended_packets: int,
-                   tolerance: float) -> list[ChainCounts]:
+def intended(chains: tuple[Chain, ...], trial, intended_packets: int) -> list[float]:
+    """The frames each chain was to be sent in ``trial`` (a Trial): its pairs' own
+    rates where the trial gives them, else an even share of ``intended_packets``."""
+    if trial.pair_rates_pps:
+        rates = trial.pair_rates_pps
+        return [sum(rates[p] for p in c.pairs if p < len(rates)) * trial.duration_s
+                for c in chains]
+    return [intended_packets / len(chains)] * len(chains)
+
+
+def short_of_share(per_chain: tuple[ChainCounts, ...], shares: list[float],
+                   tolerance: float) -> list[tuple[ChainCounts, float]]:
     """The chains the generator sent more than ``tolerance`` (a fraction) below their
-    even share of the ``intended_packets`` (a trial sends every chain the same rate)."""
-    if not per_chain or intended_packets <= 0:
-        return []
-    share = intended_packets / len(per_chain)
-    return [c for c in per_chain if c.tx_packets < share * (1 - tolerance)]
+    ``shares`` (the frames each was to be sent), each with its share."""
+    return [(c, share) for c, share in zip(per_chain, shares, strict=True)
+            if share > 0 and c.tx_packets < share * (1 - tolerance)]
 
 
 def even(per_chain: tuple[ChainCounts, ...], tolerance: float) -> bool:

@@ -133,8 +133,10 @@ def plan(task: Task, run: RunInfo) -> Plan:
                 f"{', '.join(plugins.burst_generator_names())}")
         plan_checks.check_scenario(scenario, generator, vnfs, profile)
         _, runner = _instance("nsb.runners", scenario.runner, run)
-        scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner,
-                                      _service_chains(scenario, generator, vnfs, context)))
+        chains = _service_chains(scenario, generator, vnfs, context)
+        if hasattr(profile, "check_chains"):  # a profile made for chains (isolation)
+            profile.check_chains(chains, scenario.profile.options_where)
+        scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner, chains))
     outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]
     return Plan(task, run, context, scenarios, outputs)
 
@@ -150,12 +152,15 @@ def _service_chains(scenario: ScenarioSpec, generator: TrafficGen, vnfs: list[Vn
     problem = service_chains.problem(pairs, scenario.chains)
     if problem:
         raise scenario.chains_where.error(problem)
+    split = service_chains.split(pairs, scenario.chains)
+    crossed = [list(dict.fromkeys(node for port in chain.ports
+                                  for node in nodes_crossed(generator, port, vnfs, context)))
+               for chain in split]
     made = []
-    for chain in service_chains.split(pairs, scenario.chains):
-        crossed = {node for port in chain.ports
-                   for node in nodes_crossed(generator, port, vnfs, context)}
-        made.append(replace(chain, vnfs=tuple(v.name for v in vnfs
-                                              if v.node.name in crossed)))
+    for chain, nodes in zip(split, crossed, strict=True):
+        others = {node for other in crossed if other is not nodes for node in other}
+        made.append(replace(chain, vnfs=tuple(v.name for v in vnfs if v.node.name in nodes),
+                            nodes=tuple(n for n in nodes if n not in others)))
     return tuple(made)
 
 

@@ -36,6 +36,9 @@ class Trial:
     # every frame is a latency frame (latency at no load, CSIT's 0 %): generators with
     # latency streams send those alone at rate_pps; others send a low-rate trial
     latency_only: bool = False
+    # each port pair's own rate (by pair index; they add up to rate_pps): a chain loaded
+    # apart from the others (the isolation profile); empty: rate_pps spread evenly
+    pair_rates_pps: tuple[float, ...] = ()
 
 
 def burst_shares(total: int | None, parts: int) -> list[int | None]:

@@ -192,7 +192,11 @@ def _profile_note(task: TaskResults, scenario: str) -> str:
 def _chains(results: list[dict], prefix: str) -> str:
     """Each service chain's share of the answers, where the scenario had chains."""
     per_chain = tables.chains_table(results, f"{prefix}-chains-table")
-    return f'<h4>Service chains</h4><div class="scroll">{per_chain}</div>' if per_chain else ""
+    out = f'<h4>Service chains</h4><div class="scroll">{per_chain}</div>' if per_chain else ""
+    isolation = tables.isolation_table(results, f"{prefix}-isolation-table")
+    if isolation:
+        out += f'<h4>Isolation</h4><div class="scroll">{isolation}</div>'
+    return out
 
 
 def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:

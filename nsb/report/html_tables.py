@@ -94,6 +94,35 @@ def chains_table(results: list[dict], table_id: str) -> str:
     return grid([h for _, h, _ in CHAIN_COLUMNS], cells, table_id, "summary numbers")
 
 
+ISOLATION_COLUMNS = [("frame_size", "Frame (B)", None), ("chain", "Chain", None),
+                     ("loss_before", "Loss baseline (%)", 4),
+                     ("loss_after", "Loss disturbed (%)", 4),
+                     ("rx_before", "Rx baseline (pps)", 0), ("rx_after", "Rx disturbed (pps)", 0),
+                     ("lat_before", "Avg baseline (us)", 1),
+                     ("lat_after", "Avg disturbed (us)", 1), ("note", "", None)]
+
+
+def isolation_table(results: list[dict], table_id: str) -> str:
+    """The isolation profile's rows: each measured chain without and with the disturbance
+    ('' when the results have none)."""
+    cells = []
+    for result in results:
+        report = result.get("isolation")
+        for row in (report or {}).get("chains", []):
+            before, after = row["baseline"], row["disturbed"]
+            record = {"frame_size": result["frame_size"], "chain": row["chain"],
+                      "loss_before": before["loss_pct"], "loss_after": after["loss_pct"],
+                      "rx_before": before["rx_pps"], "rx_after": after["rx_pps"],
+                      "lat_before": before["latency_avg_us"],
+                      "lat_after": after["latency_avg_us"],
+                      "note": f"chain {report['disturbed_chain']} disturbed: "
+                              + ("isolated" if report["isolated"] else "NOT isolated")}
+            cells.append([_cell(record, key, digits) for key, _, digits in ISOLATION_COLUMNS])
+    if not cells:
+        return ""
+    return grid([h for _, h, _ in ISOLATION_COLUMNS], cells, table_id, "summary numbers")
+
+
 def comparison_tables(labels: list[str], rows: list[compare.ComparisonRow],
                       table_id: str) -> str:
     """Throughput as the HPE/Intel report prints it, then latency, each with the

@@ -36,7 +36,7 @@ def rows(results: list[dict]) -> list[list[str]]:
 def _chain_rows(r: dict) -> list[list[str]]:
     """Under a result of service chains, each chain's share: its rate, the % of its own
     ports' line rate (the chains have as many ports each), its loss and latency."""
-    shares = r.get("chains") or []
+    shares = [] if r.get("isolation") else r.get("chains") or []  # isolation: its lines
     total = float(r["throughput_pps"]) or 1.0
     out = []
     for share in shares:
@@ -64,6 +64,32 @@ def warning_lines(results: list[dict]) -> list[str]:
                          f"first (lost {first['loss_pct']:.4g} % at "
                          f"{first['rate_pps']:,.0f} pps; chains over the tolerance there: "
                          f"{', '.join(map(str, first['chains_failed']))})")
+        lines += isolation_lines(r)
+    return lines
+
+
+def isolation_lines(r: dict) -> list[str]:
+    """An isolation result in words: the chain disturbed, then per measured chain its
+    loss, receive rate and latency without and with the disturbance."""
+    report = r.get("isolation")
+    if not report:
+        return []
+    how = ", ".join(part for part in (
+        f"sent {report['disturbed_sent_pps']:,.0f} pps, lost "
+        f"{report.get('disturbed_loss_pct', 0):.4g} %" if report.get("load_pct") else "",
+        f"neighbour: {report['neighbour']}" if report.get("neighbour") else "") if part)
+    verdict = "isolated" if report["isolated"] else "NOT isolated"
+    lines = [f"{frames.shown(r['frame_size'])}: chain {report['disturbed_chain']} disturbed "
+             f"({how}): the other chains are {verdict}"]
+    for row in report["chains"]:
+        before, after = row["baseline"], row["disturbed"]
+        lines.append(
+            f"  chain {row['chain']}: loss {before['loss_pct']:.4g} -> "
+            f"{after['loss_pct']:.4g} %, rx {before['rx_pps']:,.0f} -> "
+            f"{after['rx_pps']:,.0f} pps, latency avg {_num(before['latency_avg_us'])} -> "
+            f"{_num(after['latency_avg_us'])} us")
+    if not report["baseline_clean"]:
+        lines.append("  ! the chains lost frames without the disturbance too: lower rate_pct")
     return lines
 
 

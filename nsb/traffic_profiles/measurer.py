@@ -216,13 +216,14 @@ class Measurer:
         sent a chain less than its share (its total may still be near the rate asked)."""
         per_chain = chains.counts(self.chains, result.ports, result.pair_latency)
         result = replace(result, chains=per_chain)
-        short = chains.short_of_share(per_chain, result.intended_packets,
-                                      self._generator_tolerance)
+        if result.intended_packets <= 0:
+            return result
+        shares = chains.intended(self.chains, result.trial, result.intended_packets)
+        short = chains.short_of_share(per_chain, shares, self._generator_tolerance)
         if not short:
             return result
-        share = result.intended_packets / len(per_chain)
         note = "; ".join(f"chain {c.chain} was sent {c.tx_packets:,} of its {share:,.0f} "
-                         "frames" for c in short)
+                         "frames" for c, share in short)
         return replace(result, generator_limited=True, generator_note="; ".join(
             n for n in (result.generator_note, note) if n))
 

@@ -67,27 +67,40 @@ class SimulatedChainsGenerator(SimulatedDutGenerator):
     generator-limited, as TRex, when it sent more than 5 % fewer frames than asked."""
 
     def __init__(self, capacities_pps: list[float],
-                 send_caps_pps: list[float | None] | None = None):
+                 send_caps_pps: list[float | None] | None = None,
+                 shared_pps: float | None = None):
         super().__init__(sum(capacities_pps), ports=len(capacities_pps))
         self.capacities_pps = capacities_pps
         self.send_caps_pps = send_caps_pps or [None] * len(capacities_pps)
+        # the most the chains forward together (one core they share): above it each
+        # forwards its part of it in proportion to what it was sent; None: no such limit
+        self.shared_pps = shared_pps
 
     def port_pairs(self) -> list[tuple[str, str]]:
         return [(f"xe{2 * k}", f"xe{2 * k + 1}") for k in range(len(self.capacities_pps))]
 
     def run_trial(self, trial: Trial) -> TrialResult:
         result = super().run_trial(trial)
-        each = result.tx_packets // len(self.capacities_pps)
-        ports, received, sent = {}, 0, 0
-        for (a, b), capacity, cap in zip(self.port_pairs(), self.capacities_pps,
-                                         self.send_caps_pps, strict=True):
-            out = each if cap is None else min(each, round(cap * trial.duration_s))
-            got = min(out, round(capacity * trial.duration_s))
+        n = len(self.capacities_pps)
+        asked = [r * trial.duration_s for r in trial.pair_rates_pps] if \
+            trial.pair_rates_pps else [result.tx_packets / n] * n
+        outs = [round(a) if cap is None else min(round(a), round(cap * trial.duration_s))
+                for a, cap in zip(asked, self.send_caps_pps, strict=True)]
+        together = sum(outs) / trial.duration_s
+        squeeze = min(1.0, self.shared_pps / together) if self.shared_pps and together else 1.0
+        ports, received, latency = {}, 0, {}
+        for k, ((a, b), capacity, out) in enumerate(zip(self.port_pairs(), self.capacities_pps,
+                                                        outs, strict=True)):
+            got = min(out, round(capacity * trial.duration_s), int(out * squeeze))
             ports[a] = {"tx_packets": out, "rx_packets": 0}
             ports[b] = {"tx_packets": 0, "rx_packets": got}
             received += got
-            sent += out
+            base = 10.0 + 90.0 * (1.0 - squeeze)  # a squeezed chain waits longer
+            latency[k] = LatencyStats(samples=100, min_us=base * 0.8, avg_us=base,
+                                      max_us=base * 3, percentiles_us={"p99": base * 2})
+        sent = sum(outs)
         return TrialResult(trial=trial, tx_packets=sent, rx_packets=received,
                            elapsed_s=result.elapsed_s, latency=result.latency,
                            intended_packets=result.intended_packets, ports=ports,
-                           generator_limited=sent < result.intended_packets * 0.95)
+                           generator_limited=sent < result.intended_packets * 0.95,
+                           pair_latency=latency)

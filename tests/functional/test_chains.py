@@ -96,6 +96,42 @@ def test_pvp_chains_behind_ovs_dpdk_count_what_ovs_and_each_testpmd_counted(resu
     assert leftovers(task_id) == []
 
 
+def test_an_isolation_run_loads_one_chain_runs_its_neighbour_and_reports_the_others(
+        results_conf, tmp_path):
+    """Two memif chains at 0.05 % of line rate, then chain 0 sent 2 % with a neighbour
+    command on its node: the neighbour ran in chain 0's namespace during the disturbed
+    trial and is gone after; the disturbed trial sent chain 0 far more than chain 1
+    and chain 1 what it was asked; the report's figures are the trials' own counts."""
+    marker = tmp_path / "neighbour"
+    neighbour = f"ip netns identify $$ > {marker}; exec sleep 120"
+    proc = start(results_conf, {"chains": 2, "isolate": 0, "load_pct": 2, "duration_s": 1,
+                                "packet_sizes": [64], "neighbour": neighbour},
+                 task=SAMPLE, env=env_with_trex())
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    assert marker.read_text().strip() == f"nsb-{task_id}-testpmd0"
+    assert "sleep 120" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                             text=True).stdout
+    baseline, disturbed = doc["trials"]
+    asked = 0.0005 * 10e9 / 8 / 84 * 1  # 0.05 % of one port's line rate, 1 s
+    for trial in (baseline, disturbed):
+        assert trial["chains"][1]["tx_packets"] == pytest.approx(asked, rel=0.05)
+    assert disturbed["chains"][0]["tx_packets"] > 10 * disturbed["chains"][1]["tx_packets"]
+    (result,) = doc["results"]
+    report = result["isolation"]
+    (row,) = report["chains"]
+    assert row["chain"] == 1
+    for name, trial in (("baseline", baseline), ("disturbed", disturbed)):
+        share = trial["chains"][1]
+        assert row[name]["loss_pct"] == pytest.approx(share["loss_pct"])
+        assert row[name]["rx_pps"] == pytest.approx(share["rx_packets"] / trial["elapsed_s"])
+    assert report["isolated"] == (row["disturbed"]["loss_pct"] <= 0.01)
+    assert result["throughput_pps"] == pytest.approx(
+        disturbed["chains"][1]["rx_packets"] / disturbed["elapsed_s"])
+    assert leftovers(task_id) == []
+
+
 def test_a_rate_limited_chain_fails_first_and_alone(tmp_path):
     """The link into chain 1 carries 2,000 frames/s (an nftables limit on the egress of
     TRex's veth to it; testpmd's af_packet bypasses the egress hook and taps see frames

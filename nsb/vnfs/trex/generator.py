@@ -299,10 +299,12 @@ class TrexTrafficGen(TrafficGen):
             raise RunError(f"{self.name}: the profile defines frames for none of TRex's "
                            f"port pairs ({len(self.ports) // 2}): "
                            f"{', '.join(s.name for s in trial.packets)}")
-        per_path_pps = trial.rate_pps / len(sending)
         pg_ids = []
         for index, (path, spec) in enumerate(sending):
             if shares[index] == 0:  # a burst shorter than the paths leaves this one idle
+                continue
+            per_path_pps = streams.path_rate(trial, path, [p for p, _ in sending])
+            if per_path_pps <= 0:  # a pair the trial leaves idle
                 continue
             data_pps, latency_pps = streams.split_rate(
                 per_path_pps, self.options["latency_pps"] if trial.latency else 0)

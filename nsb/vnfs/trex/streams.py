@@ -193,3 +193,12 @@ def split_rate(direction_pps: float, latency_pps: float) -> tuple[float, float]:
     asked (at most a tenth of it), so a trial offers exactly its rate."""
     latency = min(latency_pps, direction_pps * MAX_LATENCY_SHARE)
     return direction_pps - latency, latency
+
+
+def path_rate(trial: Trial, path, sending: list) -> float:
+    """The rate of one sending ``path``: the trial's spread evenly over the ``sending``
+    paths, or its port pair's own rate (``pair_rates_pps``) spread over that pair's."""
+    if not trial.pair_rates_pps:
+        return trial.rate_pps / len(sending)
+    rate = trial.pair_rates_pps[path.pair] if path.pair < len(trial.pair_rates_pps) else 0.0
+    return rate / sum(1 for p in sending if p.pair == path.pair)
