@@ -62,6 +62,12 @@ def _add_start(actions) -> None:
     add_results_dir(start)
     start.add_argument("--label", metavar="NAME",
                        help="a name for this run in the history (nsb task list)")
+    start.add_argument("--suite", action="store_true",
+                       help="FILE is a suite (Yardstick's yardstick:suite:0.1 or "
+                            "nsb:suite:0.1): every case is checked, then each runs as its "
+                            "own task under one suite id")
+    start.add_argument("--stop-on-failure", action="store_true",
+                       help="with --suite: stop at the first case that fails")
     add_gate_options(start)
     start.set_defaults(handler=cmd_task_start)
 
@@ -82,6 +88,8 @@ def _add_list(actions) -> None:
     add_results_dir(listing)
     listing.add_argument("-n", "--limit", type=int, default=20, metavar="N",
                          help="show the N newest runs (default 20; 0 for all)")
+    listing.add_argument("--suite", metavar="SUITE_ID",
+                         help="a suite run's cases: task id, status, NDR, SLA checks")
     listing.set_defaults(handler=cmd_task_list)
 
 

@@ -11,6 +11,8 @@ from nsb.report import results_shape
 def cmd_task_list(args) -> int:
     from nsb.report import commands, history
 
+    if args.suite:
+        return _suite_list(Path(commands.results_dir_of(args)[0]), args.suite)
     lines = history.runs(Path(commands.results_dir_of(args)[0]))
     print(history.render_list(lines[:args.limit] if args.limit > 0 else lines), end="")
     return 0
@@ -29,4 +31,21 @@ def cmd_task_show(args) -> int:
         from nsb.report import paths
 
         print("\n".join(paths.lines(task)))
+    return 0
+
+
+def _suite_list(results_dir: Path, ref: str) -> int:
+    """A suite run's cases in order; exit code the suite's."""
+    from rich.table import Table
+
+    from nsb import suite_record
+    from nsb.report import commands
+
+    run = suite_record.load(results_dir, ref)
+    table = Table(title=f"suite {run.name} ({run.suite_id}, {run.status}): {run.file}")
+    for header in suite_record.HEADERS:
+        table.add_column(header)
+    for row in suite_record.table_rows(run):
+        table.add_row(*row)
+    commands.print_tables([table])
     return 0

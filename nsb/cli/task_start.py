@@ -15,6 +15,10 @@ from nsb.errors import Interrupted, NsbError
 
 def cmd_task_start(args) -> int:
     """The SLA gate reports even when the run failed or was interrupted."""
+    if args.suite:
+        from nsb.cli.suite_start import cmd_suite_start
+
+        return cmd_suite_start(args)
     from nsb import config
 
     conf = config.load(args.config_file)

@@ -98,8 +98,18 @@ def cmd_report_html(args) -> int:
 
         raise PrerequisiteError(f"the HTML report needs plotly ({exc}): pip install plotly") \
             from None
-    tasks, labels = _load(args)
-    page = html.render(tasks, labels)
+    suite = _suite(args)
+    if suite is not None:  # a suite run: its cases' tasks, one after the other
+        from nsb.report import loading
+
+        results_dir, where = results_dir_of(args)
+        ran = [c for c in suite.cases if c.task_id]
+        tasks = [loading.load(c.task_id, results_dir, where) for c in ran]
+        page = html.render(tasks, [c.name for c in ran], suite=suite)
+        args.output = args.output or f"nsb-report-suite-{suite.suite_id}.html"
+    else:
+        tasks, labels = _load(args)
+        page = html.render(tasks, labels)
     if args.output == "-":
         sys.stdout.write(page)
         return 0
@@ -109,6 +119,18 @@ def cmd_report_html(args) -> int:
     input_file.write_text(path, page)
     print(path)
     return 0
+
+
+def _suite(args):
+    """The suite run one TASK_ID names (None when it names a task)."""
+    from nsb import suite_record
+
+    if len(args.task_ids) != 1:
+        return None
+    results_dir = results_dir_of(args)[0]
+    if not suite_record.exists(Path(results_dir), args.task_ids[0]):
+        return None
+    return suite_record.load(Path(results_dir), args.task_ids[0])
 
 
 @results_shape.guarded

@@ -72,15 +72,20 @@ def chart(fig, chart_id: str, kind: str) -> str:
     return f'<figure class="chart" data-kind="{kind}">{div}</figure>'
 
 
-def render(tasks: list[TaskResults], labels: list[str] | None = None) -> str:
-    """The whole page as one string."""
+def render(tasks: list[TaskResults], labels: list[str] | None = None, suite=None) -> str:
+    """The whole page as one string; a ``suite`` run (nsb.suite_record.SuiteRun): its
+    table of cases first, then each case's task (no comparison: they differ)."""
     from plotly.offline import get_plotlyjs
 
     labels = labels or [t.id for t in tasks]
-    title = "nsb report: " + " vs ".join(labels)
+    title = "nsb report: " + (f"suite {suite.name} ({suite.suite_id})" if suite
+                              else " vs ".join(labels))
     nav = []
     body = []
-    if len(tasks) > 1:
+    if suite is not None:
+        nav.append('<a href="#suite">Suite</a>')
+        body.append(_suite(suite))
+    elif len(tasks) > 1:
         nav.append('<a href="#comparison">Comparison</a>')
         body.append(_comparison(tasks, labels))
     for n, (task, label) in enumerate(zip(tasks, labels, strict=True), start=1):
@@ -96,6 +101,17 @@ def render(tasks: list[TaskResults], labels: list[str] | None = None) -> str:
         f"<p>Generated {escape(generated)} by nsb {escape(__version__)} from "
         f"{len(tasks)} task(s)</p></header>",
         f"<main><nav>{''.join(nav)}</nav>", *body, "</main></body></html>", ""])
+
+
+def _suite(suite) -> str:
+    from nsb import suite_record
+
+    cells = [[(escape(text), "") for text in row] for row in suite_record.table_rows(suite)]
+    return ('<section class="comparison" id="suite"><h2>Suite</h2>'
+            f'<p class="note">{escape(suite.file)}: {len(suite.cases)} case(s), status '
+            f'{escape(suite.status)}, exit code {suite.exit_code}.</p>'
+            f"<div class=\"scroll\">{tables.grid(suite_record.HEADERS, cells, 'suite-table')}"
+            "</div></section>")
 
 
 def _comparison(tasks: list[TaskResults], labels: list[str]) -> str:
