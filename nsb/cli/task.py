@@ -46,7 +46,8 @@ def _add_task_file(parser: argparse.ArgumentParser) -> None:
                         help="every scenario's trial length instead of the task's (the "
                              "full-length trials of fastndr and mlrsearch)")
     parser.add_argument("--rate", metavar="RATE",
-                        help="ndr (the task's search), ndr_pdr (MLRsearch NDR and PDR), or a "
+                        help="ndr (the task's search), ndr_pdr (MLRsearch NDR and PDR), mrr "
+                             "(maximum receive rate: 10 trials of 1 s at line rate), or a "
                              "fixed rate: 50%% of line rate, 2Mpps, 500kpps, 1000pps")
     parser.add_argument("--repeat", type=int, metavar="N",
                         help="run every scenario's profile N times (its runner becomes "

@@ -65,6 +65,11 @@ def warning_lines(results: list[dict]) -> list[str]:
                          f"{first['rate_pps']:,.0f} pps; chains over the tolerance there: "
                          f"{', '.join(map(str, first['chains_failed']))})")
         lines += isolation_lines(r)
+        if r.get("mrr"):
+            m = r["mrr"]
+            lines.append(f"{frames.shown(r['frame_size'])}: MRR of {m['trials']} trial(s) of "
+                         f"{m['duration_s']:g} s at {m['rate_pct']:g} % of line rate: mean "
+                         f"{m['mean_pps']:,.0f} pps, stdev {m['stdev_pps']:,.0f} pps")
     return lines
 
 

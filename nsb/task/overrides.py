@@ -2,7 +2,8 @@
 offers them: the same test case at other frame sizes, trial lengths or rates, or
 several times over (its answers' median and spread), without editing its file.
 
-`--rate` is `ndr` (the task's own search), `ndr_pdr` (MLRsearch's NDR and 0.5 %
+`--rate` is `ndr` (the task's own search), `mrr` (CSIT's maximum receive rate),
+`ndr_pdr` (MLRsearch's NDR and 0.5 %
 PDR goals), `50%` (of line rate) or `2Mpps`/`500kpps`/`1000pps` (a fixed rate:
 one trial per frame size, judged with the task's tolerated loss).
 
@@ -119,10 +120,13 @@ def _rate_profile(spec: PluginSpec, rate: str) -> PluginSpec:
                                 {"name": "PDR", "loss_ratio": 0.005,
                                  "final_trial_duration": duration, "duration_sum": duration}]
         return replace(spec, type="mlrsearch", options=options, type_key="type")
+    if rate.strip() == "mrr":  # CSIT's: 10 trials of 1 s at line rate, unless given
+        options = {k: v for k, v in carried.items() if k != "tolerated_loss_pct"}
+        return replace(spec, type="mrr", options=options, type_key="type")
     match = _RATE.match(rate)
     if not match:
-        raise TaskError(f"{rate!r} is not a rate; give ndr, ndr_pdr, a % of line rate (50%) "
-                        "or a packet rate (2Mpps, 500kpps, 1000pps)", "--rate")
+        raise TaskError(f"{rate!r} is not a rate; give ndr, ndr_pdr, mrr, a % of line rate "
+                        "(50%) or a packet rate (2Mpps, 500kpps, 1000pps)", "--rate")
     value, unit = float(match.group(1)), match.group(2)
     options = {**carried, "duration": duration if duration is not None else 60}
     if unit == "%":
