@@ -62,6 +62,7 @@ def test_bad_overrides_are_one_line(nsb_main):
     ("2Mpps", "fixed", {"rate_pps": 2e6}),
     ("500kpps", "fixed", {"rate_pps": 5e5}),
     ("ndr_pdr", "mlrsearch", {}),
+    ("mrr", "mrr", {}),
 ])
 def test_rate_replaces_the_search_keeping_the_task_s_traffic(rate, kind, expected):
     spec = _profile(overrides.apply(loader.load(SAMPLE), None, None, rate))
@@ -72,6 +73,9 @@ def test_rate_replaces_the_search_keeping_the_task_s_traffic(rate, kind, expecte
         assert spec.options[key] == value
     if kind == "fixed":
         assert spec.options["duration"] == 2 and spec.options["tolerated_loss_pct"] == 0.01
+    elif kind == "mrr":  # CSIT's trials, not the task's: 10 of 1 s at line rate
+        assert set(spec.options) == {"packet_sizes", "interface_speed_gbps"} | (
+            {"flows"} & set(spec.options))
     else:
         assert [g["name"] for g in spec.options["goals"]] == ["NDR", "PDR"]
         assert spec.options["goals"][0]["final_trial_duration"] == 2
