@@ -88,8 +88,10 @@ def cmd_task_gate(args) -> int:
     from nsb.events import TaskStatus
     from nsb.report import commands, loading
 
+    if getattr(args, "trend", False):
+        return _trend_gate(args)
     if not args.sla:
-        raise NsbError("give at least one --sla, e.g. --sla 'ndr_pps>=1M@64'")
+        raise NsbError("give at least one --sla (e.g. --sla 'ndr_pps>=1M@64') or --trend")
     results_dir, where = commands.results_dir_of(args)
     gate = gate_from_args(args, results_dir)
     task = loading.load(args.task_id, results_dir, where)
@@ -100,4 +102,28 @@ def cmd_task_gate(args) -> int:
         raise NsbError(f"task {task.id} did not finish cleanly (status {task.status}); its "
                        "results are what was measured before")
     gate.verdict(outcomes)
+    return 0
+
+
+def _trend_gate(args) -> int:
+    """Exit 4 when the run's answers are a regression of their trend (jumpavg over the
+    history up to this run), 0 otherwise; each test's class is printed."""
+    from nsb.errors import SlaMissed
+    from nsb.report import commands, loading, trend
+
+    results_dir, where = commands.results_dir_of(args)
+    task_id = loading.resolve(args.task_id, results_dir, where).parent.name
+    found = [t for t in trend.trends(Path(results_dir), until=task_id)
+             if t.points and t.points[-1].task_id == task_id]
+    if not found:
+        raise NsbError(f"task {task_id} has no answer in the trends of {results_dir} (a run "
+                       "that did not finish is no point of a trend)")
+    for t in found:
+        change = f" ({t.change_pct:+.1f} % from the group before)" \
+            if t.change_pct is not None else ""
+        print(f"TREND {t.name}: {t.newest or 'too few runs'}{change}")
+    regressions = [t for t in found if t.newest == "regression"]
+    if regressions:
+        raise SlaMissed(f"trend: {len(regressions)} of {len(found)} tests regressed: "
+                        + "; ".join(t.name for t in regressions[:3]))
     return 0

@@ -80,6 +80,9 @@ def _add_gate(actions) -> None:
     gate.add_argument("task_id", metavar="TASK_ID", help="a task id or a unique prefix")
     add_results_dir(gate)
     add_gate_options(gate)
+    gate.add_argument("--trend", action="store_true",
+                      help="exit 4 when the run is a regression of its tests' trends "
+                           "(jumpavg over the history up to it; nsb report trend)")
     gate.set_defaults(handler=cmd_task_gate)
 
 

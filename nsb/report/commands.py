@@ -41,6 +41,17 @@ def register(subparsers) -> None:
                             "comparison) or markdown")
     table.set_defaults(handler=cmd_report_table)
 
+    trend = actions.add_parser(
+        "trend", help="each test's answers over the run history, grouped with jumpavg: "
+        "the newest run a regression, a progression or normal")
+    trend.add_argument("--results-dir", metavar="DIR",
+                       help="the history (default: results_dir from the configuration)")
+    trend.add_argument("--test", metavar="TEXT",
+                       help="only the tests whose name holds TEXT (task file, scenario, "
+                            "frame size, chain)")
+    trend.add_argument("--format", choices=("text", "json"), default="text")
+    trend.set_defaults(handler=cmd_report_trend)
+
 
 def _task_refs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task_ids", nargs="+", metavar="TASK_ID",
@@ -150,3 +161,23 @@ def cmd_report_table(args) -> int:
               + (f": {error}" if error else "") + "; its results are what was measured before",
               file=sys.stderr)
     return 1 if unclean else 0
+
+
+def cmd_report_trend(args) -> int:
+    """Exit 0; the classification is for reading (``task gate --trend`` acts on it)."""
+    from rich.table import Table
+
+    from nsb.report import trend
+
+    found = [t for t in trend.trends(Path(results_dir_of(args)[0]))
+             if not args.test or args.test in t.name]
+    if args.format == "json":
+        print(trend.as_json(found))
+        return 0
+    table = Table(title="trends (jumpavg)")
+    for header in trend.HEADERS:
+        table.add_column(header)
+    for row in trend.rows(found):
+        table.add_row(*row)
+    print_tables([table])
+    return 0

@@ -1,0 +1,144 @@
+"""Trends over the run history: each test's answers in time order, grouped into
+segments of one level with CSIT's jumpavg, and the newest run classified as
+regression, progression or normal.
+
+A test is the task file with its task args, the scenario (with its sweep point), the
+profile, the frame size and, for service chains, the chain: a run with other args or
+another profile is another test. Generator-limited answers and unconfirmed ones (with
+warnings) are not the DUT's speed: they are left out, and said to be.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nsb import frames
+from nsb.report.loading import RESULTS_FILE
+from nsb.task import input_file
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's answer of a test."""
+
+    task_id: str
+    value: float  # throughput_pps
+    left_out: str = ""  # why it is not part of the trend ('' when it is)
+
+
+@dataclass
+class Trend:
+    test: tuple  # (task file stem and args, scenario, profile, frame size, chain or None)
+    points: list[Point] = field(default_factory=list)
+    groups: list[dict] = field(default_factory=list)  # first/last task id, runs, avg, comment
+    newest: str = "normal"  # regression, progression, normal; "" with too few runs
+    change_pct: float | None = None  # the newest group's average against the one before
+
+    @property
+    def name(self) -> str:
+        stem, scenario, profile, frame, chain = self.test
+        return f"{stem} {scenario} {profile} {frames.shown(frame)}" + (
+            f" chain {chain}" if chain is not None else "")
+
+    @property
+    def left_out(self) -> list[Point]:
+        return [p for p in self.points if p.left_out]
+
+
+def history(results_dir: Path, until: str | None = None) -> dict[tuple, list[Point]]:
+    """Every test's points in time order (task ids sort by start time), up to and
+    including task ``until`` when given; runs that did not finish are skipped."""
+    tests: dict[tuple, list[Point]] = {}
+    for path in sorted(Path(results_dir).glob(f"*/{RESULTS_FILE}")):
+        task_id = path.parent.name
+        if until is not None and task_id > until:
+            break
+        try:
+            doc = json.loads(input_file.read_text(path, str(path), limit=256 << 20))
+        except Exception:  # noqa: BLE001  (a damaged run is no point of any trend)
+            continue
+        task = doc.get("task") or {}
+        if task.get("status") != "ok":
+            continue
+        stem = Path(str(task.get("file") or "task")).stem
+        if task.get("args"):
+            stem += " " + json.dumps(task["args"], sort_keys=True, separators=(",", ":"))
+        for result in doc.get("results") or []:
+            for key, point in _points(stem, task_id, result):
+                tests.setdefault(key, []).append(point)
+    return tests
+
+
+def _points(stem: str, task_id: str, result: dict):
+    """The test keys and points one result gives: its own, and each chain's."""
+    why = ("generator-limited" if result.get("limited_by") == "generator" else
+           "unconfirmed" if result.get("warnings") else "")
+    key = (stem, result.get("scenario", ""), result.get("profile", ""),
+           result.get("frame_size"))
+    yield (*key, None), Point(task_id, float(result.get("throughput_pps") or 0.0), why)
+    for share in result.get("chains") or []:
+        yield (*key, share["chain"]), Point(task_id, float(share["throughput_pps"]), why)
+
+
+def classify(test: tuple, points: list[Point]) -> Trend:
+    """jumpavg's groups over the points that count; the newest run's class is its
+    group's: a group that began below (above) the one before is a regression
+    (progression)."""
+    import jumpavg
+
+    trend = Trend(test, points)
+    counted = [p for p in points if not p.left_out]
+    if len(counted) < 2:
+        trend.newest = ""
+        return trend
+    groups = jumpavg.classify([p.value for p in counted])
+    start = 0
+    for group in groups:
+        members = counted[start:start + len(group.run_list)]
+        start += len(group.run_list)
+        trend.groups.append({"first": members[0].task_id, "last": members[-1].task_id,
+                             "runs": len(members), "avg": group.stats.avg,
+                             "stdev": group.stats.stdev, "comment": group.comment})
+    last = trend.groups[-1]
+    trend.newest = last["comment"] if counted[-1] is points[-1] else \
+        f"left out ({points[-1].left_out})"
+    if len(trend.groups) > 1:
+        before = trend.groups[-2]["avg"]
+        trend.change_pct = 100.0 * (last["avg"] - before) / before if before else None
+    return trend
+
+
+def trends(results_dir: Path, until: str | None = None) -> list[Trend]:
+    return [classify(test, points)
+            for test, points in sorted(history(results_dir, until).items(), key=_order)]
+
+
+def _order(item) -> tuple:
+    (stem, scenario, profile, frame, chain), _ = item
+    return stem, scenario, profile, str(frame), -1 if chain is None else chain
+
+
+HEADERS = ["Test", "Runs", "Left out", "Groups (runs: average pps)", "Newest", "Change"]
+
+
+def rows(found: list[Trend]) -> list[list[str]]:
+    out = []
+    for trend in found:
+        left = trend.left_out
+        reasons = sorted({p.left_out for p in left})
+        groups = "; ".join(f"{g['runs']}: {g['avg']:,.0f}" for g in trend.groups) or "-"
+        change = f"{trend.change_pct:+.1f} %" if trend.change_pct is not None else "-"
+        out.append([trend.name, str(len(trend.points)),
+                    f"{len(left)} ({', '.join(reasons)})" if left else "0", groups,
+                    trend.newest or "too few runs", change])
+    return out
+
+
+def as_json(found: list[Trend]) -> str:
+    return json.dumps([{"test": list(t.test), "name": t.name, "newest": t.newest,
+                        "change_pct": t.change_pct, "groups": t.groups,
+                        "points": [{"task_id": p.task_id, "throughput_pps": p.value,
+                                    "left_out": p.left_out} for p in t.points]}
+                       for t in found], indent=1)

@@ -1,0 +1,100 @@
+"""Trends (nsb report trend, task gate --trend) on synthetic histories whose steps are
+known: jumpavg's groups begin at the run the step was made, the newest run is a
+regression, a progression or normal, and what is not the DUT's speed is left out."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from nsb.report import trend
+
+
+def _history(tmp_path, values, limited=(), args=None, chains=None):
+    """One finished run per value, in time order (task ids sort by start time)."""
+    ids = []
+    for n, value in enumerate(values):
+        task_id = f"261101-{n:06d}-aaaaaa"
+        folder = tmp_path / task_id
+        folder.mkdir()
+        result = {"scenario": "s", "profile": "mrr", "frame_size": 64,
+                  "throughput_pps": value, "warnings": [],
+                  "limited_by": "generator" if n in limited else "dut"}
+        if chains:
+            result["chains"] = [{"chain": k, "throughput_pps": value * share}
+                                for k, share in enumerate(chains)]
+        folder.joinpath("results.json").write_text(json.dumps({
+            "task": {"id": task_id, "status": "ok", "file": "/x/tc_mrr.yaml",
+                     "args": args or {}}, "results": [result]}))
+        ids.append(task_id)
+    return ids
+
+
+def _noisy(level, runs, seed):
+    rng = random.Random(seed)
+    return [level * (1 + rng.uniform(-0.005, 0.005)) for _ in range(runs)]
+
+
+def test_a_step_down_is_a_regression_found_at_the_run_it_was_made(tmp_path):
+    ids = _history(tmp_path, _noisy(1e6, 8, 1) + _noisy(0.9e6, 6, 2))
+    (found,) = trend.trends(tmp_path)
+    assert [g["runs"] for g in found.groups] == [8, 6]
+    assert found.groups[1]["first"] == ids[8] and found.groups[1]["comment"] == "regression"
+    assert found.newest == "regression"
+    assert found.change_pct == pytest.approx(-10, abs=1)
+
+
+def test_a_step_up_is_a_progression_and_a_flat_history_is_normal(tmp_path):
+    up = tmp_path / "up"
+    up.mkdir()
+    _history(up, _noisy(1e6, 6, 3) + _noisy(1.2e6, 4, 4))
+    (found,) = trend.trends(up)
+    assert found.newest == "progression" and found.change_pct == pytest.approx(20, abs=1)
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    _history(flat, _noisy(1e6, 12, 5))
+    (found,) = trend.trends(flat)
+    assert found.newest == "normal" and len(found.groups) == 1
+
+
+def test_generator_limited_runs_are_left_out_and_said_to_be(tmp_path):
+    values = _noisy(1e6, 8, 6)
+    values[3] = 0.5e6  # the generator fell short that day: not the DUT's speed
+    _history(tmp_path, values, limited=(3,))
+    (found,) = trend.trends(tmp_path)
+    assert found.newest == "normal" and len(found.groups) == 1
+    assert [p.task_id for p in found.left_out] == ["261101-000003-aaaaaa"]
+    (row,) = trend.rows([found])
+    assert row[2] == "1 (generator-limited)"
+
+
+def test_each_chain_and_each_set_of_args_is_its_own_test(tmp_path):
+    _history(tmp_path, _noisy(1e6, 6, 7) + _noisy(0.8e6, 4, 8), chains=[0.5, 0.5],
+             args={"chains": 2})
+    found = trend.trends(tmp_path)
+    assert [t.test[-1] for t in found] == [None, 0, 1]
+    assert all(t.newest == "regression" for t in found)
+    assert 'tc_mrr {"chains":2} s mrr 64 B chain 1' == found[2].name
+
+
+def test_the_gate_exits_4_on_a_regression_and_judges_a_run_by_the_history_before_it(
+        nsb_main, tmp_path):
+    ids = _history(tmp_path, _noisy(1e6, 8, 9) + _noisy(0.9e6, 5, 10))
+    code, out, err = nsb_main("task", "gate", ids[-1], "--trend", "--results-dir",
+                              str(tmp_path))
+    assert code == 4, err
+    assert "TREND tc_mrr s mrr 64 B: regression (-" in out and "% from the group before" in out
+    assert "trend: 1 of 1 tests regressed" in err
+    code, out, _ = nsb_main("task", "gate", ids[7], "--trend", "--results-dir", str(tmp_path))
+    assert code == 0 and "TREND tc_mrr s mrr 64 B: normal" in out
+
+
+def test_the_report_lists_the_groups(nsb_main, tmp_path):
+    _history(tmp_path, _noisy(1e6, 5, 11) + _noisy(0.7e6, 3, 12))
+    code, out, _ = nsb_main("report", "trend", "--results-dir", str(tmp_path), "--format",
+                            "json")
+    assert code == 0
+    (shown,) = json.loads(out)
+    assert shown["newest"] == "regression" and [g["runs"] for g in shown["groups"]] == [5, 3]
