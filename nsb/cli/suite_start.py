@@ -14,7 +14,6 @@ from nsb.errors import Interrupted, NsbError, TaskError
 
 def cmd_suite_start(args) -> int:
     from nsb import config, suite_record
-    from nsb.cli import task_start
     from nsb.cli.sla_gate import gate_from_args
     from nsb.cli.task_plan import make_plan
     from nsb.runinfo import new_task_id
@@ -41,8 +40,7 @@ def cmd_suite_start(args) -> int:
     print(f"suite {run.suite_id}: {suite.name}, {len(suite.cases)} case(s)", file=sys.stderr)
     try:
         for case in suite.cases:
-            done = _run_case(args, conf, case, tasks.get(case.name), gate, run,
-                             make_plan, task_start)
+            done = _run_case(args, conf, case, tasks.get(case.name), gate, run, make_plan)
             run.cases.append(done)
             run.save(results_dir)
             if done.exit_code and (suite.stop_on_failure or args.stop_on_failure):
@@ -75,8 +73,9 @@ def _checked(args, conf, suite, case):
     return task
 
 
-def _run_case(args, conf, case, task, gate, run, make_plan, task_start):
+def _run_case(args, conf, case, task, gate, run, make_plan):
     from nsb import suite_record
+    from nsb.cli.task_start import run_plan
     from nsb.events import TaskStatus
 
     done = suite_record.CaseRun(name=case.name, file=str(case.file), task_args=case.task_args,
@@ -89,7 +88,7 @@ def _run_case(args, conf, case, task, gate, run, make_plan, task_start):
     done.task_id = plan.run.task_id
     results: list[dict] = []
     try:
-        task_start._run(plan, conf, results)
+        run_plan(plan, conf, results)
     except Interrupted as exc:
         done.status, done.error, done.exit_code = TaskStatus.INTERRUPTED, str(exc), 130
         run.cases.append(done)

@@ -10,6 +10,7 @@ import argparse
 
 from nsb.cli.options import add_results_dir, command_group
 from nsb.cli.sla_gate import add_gate_options, cmd_task_gate
+from nsb.cli.suite_start import cmd_suite_start
 from nsb.cli.task_history import cmd_task_list, cmd_task_show
 from nsb.cli.task_info import register as register_task_info
 from nsb.cli.task_plan import cmd_task_validate
@@ -70,7 +71,8 @@ def _add_start(actions) -> None:
     start.add_argument("--stop-on-failure", action="store_true",
                        help="with --suite: stop at the first case that fails")
     add_gate_options(start)
-    start.set_defaults(handler=cmd_task_start)
+    start.set_defaults(handler=lambda args: (cmd_suite_start if args.suite
+                                             else cmd_task_start)(args))
 
 
 def _add_gate(actions) -> None:

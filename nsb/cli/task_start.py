@@ -15,10 +15,6 @@ from nsb.errors import Interrupted, NsbError
 
 def cmd_task_start(args) -> int:
     """The SLA gate reports even when the run failed or was interrupted."""
-    if args.suite:
-        from nsb.cli.suite_start import cmd_suite_start
-
-        return cmd_suite_start(args)
     from nsb import config
 
     conf = config.load(args.config_file)
@@ -36,7 +32,7 @@ def cmd_task_start(args) -> int:
     results: list[dict] = []
     status, error = TaskStatus.ERROR, ""
     try:
-        _run(plan, conf, results)
+        run_plan(plan, conf, results)
         status = TaskStatus.OK
     except NsbError as exc:
         status = TaskStatus.INTERRUPTED if isinstance(exc, Interrupted) else TaskStatus.ERROR
@@ -64,7 +60,7 @@ def _create_dirs(run, conf) -> None:
                            "results_dir/log_dir in nsb.conf, or --results-dir)")
 
 
-def _run(plan, conf, results: list[dict]) -> None:
+def run_plan(plan, conf, results: list[dict]) -> None:
     """Run the plan with the live line; ``results`` gets every result record, also
     those of a run that stopped early."""
     from rich.console import Console

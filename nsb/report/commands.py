@@ -50,6 +50,9 @@ def register(subparsers) -> None:
                        help="only the tests whose name holds TEXT (task file, scenario, "
                             "frame size, chain)")
     trend.add_argument("--format", choices=("text", "json"), default="text")
+    trend.add_argument("--html", metavar="FILE",
+                       help="also write the trends as an HTML page: each test's answers "
+                            "run by run, its groups and where they began")
     trend.set_defaults(handler=cmd_report_trend)
 
 
@@ -171,6 +174,11 @@ def cmd_report_trend(args) -> int:
 
     found = [t for t in trend.trends(Path(results_dir_of(args)[0]))
              if not args.test or args.test in t.name]
+    if args.html:
+        from nsb.report import trend_html
+        from nsb.task import input_file
+
+        input_file.write_text(Path(args.html), trend_html.render(found))
     if args.format == "json":
         print(trend.as_json(found))
         return 0

@@ -98,3 +98,20 @@ def test_the_report_lists_the_groups(nsb_main, tmp_path):
     assert code == 0
     (shown,) = json.loads(out)
     assert shown["newest"] == "regression" and [g["runs"] for g in shown["groups"]] == [5, 3]
+
+
+def test_the_html_page_draws_each_test_and_marks_where_its_group_began(nsb_main, tmp_path):
+    ids = _history(tmp_path, _noisy(1e6, 6, 13) + _noisy(0.8e6, 3, 14), limited=(2,))
+    page = tmp_path / "trend.html"
+    code, _, err = nsb_main("report", "trend", "--results-dir", str(tmp_path), "--html",
+                            str(page))
+    assert code == 0, err
+    from nsb.report import trend_html
+
+    (found,) = trend.trends(tmp_path)
+    fig = trend_html.figure(found)
+    marks = [t for t in fig.data if t.name == "regression"]
+    assert len(marks) == 1 and list(marks[0].x) == [ids[6]]
+    assert [t.name for t in fig.data if t.name == "left out"] == ["left out"]
+    text = page.read_text()
+    assert 'id="trend-table"' in text and 'data-kind="trend"' in text
