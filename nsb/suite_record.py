@@ -4,6 +4,7 @@ finished) under ``<results_dir>/suites/<suite_id>.json``; and its JUnit XML."""
 
 from __future__ import annotations
 
+import glob
 import json
 import time
 import xml.etree.ElementTree as ET
@@ -56,7 +57,8 @@ class SuiteRun:
 def load(results_dir: Path, ref: str) -> SuiteRun:
     """A suite run by its id or a unique prefix of one."""
     folder = Path(results_dir) / SUITES
-    found = sorted(folder.glob(f"{ref}*.json")) if folder.is_dir() else []
+    found = sorted(folder.glob(f"{glob.escape(ref)}*.json")) \
+        if folder.is_dir() and ref and "/" not in ref else []
     if len(found) != 1:
         known = sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
         what = "no suite run" if not found else f"{len(found)} suite runs"
@@ -68,8 +70,11 @@ def load(results_dir: Path, ref: str) -> SuiteRun:
 
 
 def exists(results_dir: Path, ref: str) -> bool:
+    """Whether ``ref`` (an id or a unique prefix; a path never is) names a suite run."""
     folder = Path(results_dir) / SUITES
-    return folder.is_dir() and len(list(folder.glob(f"{ref}*.json"))) == 1
+    if not ref or "/" in ref or ref in (".", "..") or not folder.is_dir():
+        return False
+    return len(list(folder.glob(f"{glob.escape(ref)}*.json"))) == 1
 
 
 def junit(run: SuiteRun) -> str:
