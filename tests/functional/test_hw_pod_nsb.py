@@ -182,6 +182,7 @@ def test_after_nsb_is_killed_the_next_run_gives_the_nics_back(pod, results_conf,
     _clean(nodes)
 
 
+@pytest.mark.slow  # the binding check is also a unit test; make test-slow on the pod
 @FIRST
 def test_a_nic_the_pod_does_not_let_nsb_bind_stops_the_run_in_one_line(pod, results_conf,
                                                                          tmp_path):

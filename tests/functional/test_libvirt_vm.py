@@ -31,6 +31,7 @@ def _libvirtd():
         yield
 
 
+@pytest.mark.slow  # over a minute; the VM behind OVS-DPDK below forwards in make test
 def test_a_vm_forwards_between_lab_namespaces_and_is_gone_afterwards(results_conf, tmp_path):
     """With its memory in the host's hugepages: nsb adds them to the pool for the VM
     and gives them back."""
