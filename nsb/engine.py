@@ -31,6 +31,7 @@ from nsb.events import (
 from nsb.nodes import platform
 from nsb.nodes.nfvi import NfviSampler, Watched
 from nsb.nodes.nic_binding import NicBinder
+from nsb.nodes.node import Endpoint
 from nsb.outputs.base import Output
 from nsb.run_nodes import bind_nics, preflight, sign_in, sign_off
 from nsb.runinfo import RunInfo
@@ -39,7 +40,7 @@ from nsb.scenario_hooks import ScenarioHooks, vnf_death
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer
-from nsb.trial_paths import nodes_crossed
+from nsb.trial_paths import forwarding, nodes_crossed
 from nsb.vnfs import pool_cores
 from nsb.vnfs.base import TrafficGen, Vnf
 from nsb.vnfs.readiness import wait_all_ready
@@ -153,9 +154,11 @@ def _service_chains(scenario: ScenarioSpec, generator: TrafficGen, vnfs: list[Vn
     if problem:
         raise scenario.chains_where.error(problem)
     split = service_chains.split(pairs, scenario.chains)
-    crossed = [list(dict.fromkeys(node for port in chain.ports
-                                  for node in nodes_crossed(generator, port, vnfs, context)))
-               for chain in split]
+    forward = forwarding(vnfs, context)
+    crossed = [list(dict.fromkeys(
+        node for port in chain.ports
+        for node in nodes_crossed(Endpoint(generator.node.name, port), context.links, forward)))
+        for chain in split]
     made = []
     for chain, nodes in zip(split, crossed, strict=True):
         others = {node for other in crossed if other is not nodes for node in other}

@@ -85,10 +85,10 @@ def forwarding(vnfs: list[Vnf], context: Context):
     return forward.get
 
 
-def nodes_crossed(generator: TrafficGen, port: str, vnfs: list[Vnf], context: Context
-                  ) -> list[str]:
-    """The nodes frames sent from the generator's ``port`` cross, in order."""
-    path = walk(Endpoint(generator.node.name, port), context.links, forwarding(vnfs, context))
+def nodes_crossed(start: Endpoint, links: list, forward) -> list[str]:
+    """The nodes frames sent from the generator's port ``start`` cross, in order
+    (``forward``: the scenario's ``forwarding``)."""
+    path = walk(start, links, forward)
     return list(dict.fromkeys(end.node for end in path.ends[1:-1]))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 
+from nsb.task import values
 from nsb.task.documents import Where
 from nsb.task.yaml_lines import LocatedDocument
 
@@ -84,8 +85,10 @@ def _expand_scenario(doc: LocatedDocument, at: tuple, scenario: dict) -> None:
                               "(its nodes and VNFs are named <name><chain>)", "nfs", j, "name")
     cores = _cores(template, template["nfs"], count, where)
     gen = scenario["traffic_generator"]
+    host = _hosting_context(doc, template, where)
+    gen_ifaces = _generator_node(doc, gen["node"], where).setdefault("interfaces", {})
     for k in range(deployed):
-        _lay_out_chain(doc, at, template, gen["node"], k)
+        _lay_out_chain(doc, at, template, host, (gen["node"], gen_ifaces), k)
     vnfs = scenario.setdefault("vnfs", [])
     for k in range(count):
         for j, nf in enumerate(template["nfs"]):
@@ -102,16 +105,17 @@ def _expand_scenario(doc: LocatedDocument, at: tuple, scenario: dict) -> None:
     _located(doc, (*at, "traffic_generator", "options", "port_pairs"), at + ("chain",))
 
 
-def _lay_out_chain(doc: LocatedDocument, at: tuple, template: dict, gen_node_name: str,
-                   k: int) -> None:
-    """Chain ``k``'s nodes, the generator's two ports for it and the links between."""
+def _lay_out_chain(doc: LocatedDocument, at: tuple, template: dict, host: tuple,
+                   generator: tuple, k: int) -> None:
+    """Chain ``k``'s nodes in the ``host`` context (its key path, its mapping), the
+    ``generator``'s (node name, interfaces) two ports for it and the links between."""
     where = Where(doc, at + ("chain",))
-    context_at, context = _hosting_context(doc, template, where)
+    context_at, context = host
+    gen_node_name, gen_ifaces = generator
     node_key = NODE_KEYS[context["type"]]
     nodes = context.setdefault(node_key, {})
     links = context.setdefault("links", [])
     link = template.get("link", "memif")
-    gen_ifaces = _generator_node(doc, gen_node_name, where).setdefault("interfaces", {})
     ends = [f"xe{2 * k}", f"xe{2 * k + 1}"]
     for end in ends:
         if end in gen_ifaces:
@@ -175,7 +179,7 @@ def _cores(template: dict, nfs: list, count: int, where: Where) -> dict:
     cores = template.get("cores")
     if cores is None:
         return {}
-    pool = _cpus(cores["pool"])
+    pool = sorted(values.cpu_list(cores["pool"]))
     per_nf = cores.get("per_nf", 1)
     needed = count * len(nfs) * per_nf
     if needed > len(pool) and not cores.get("shared", False):
@@ -183,26 +187,18 @@ def _cores(template: dict, nfs: list, count: int, where: Where) -> dict:
             f"{count} chain(s) of {len(nfs)} NF(s) with {per_nf} core(s) each need {needed} "
             f"CPUs; the pool {cores['pool']} has {len(pool)} (give a larger pool, fewer "
             "chains, or shared: true to let the chains share its CPUs)", "cores", "pool")
+    for j, nf in enumerate(nfs):
+        if "lcores" in nf.get("options", {}) or "cores" in nf.get("options", {}):
+            raise where.error("an NF's cores come from chain.cores: leave cores and "
+                              "lcores out of its options", "nfs", j, "options")
     assigned, cursor = {}, 0
     for k in range(count):
-        for j, nf in enumerate(nfs):
-            if "lcores" in nf.get("options", {}) or "cores" in nf.get("options", {}):
-                raise where.error("an NF's cores come from chain.cores: leave cores and "
-                                  "lcores out of its options", "nfs", j, "options")
+        for j in range(len(nfs)):
             cpus = [pool[(cursor + n) % len(pool)] for n in range(per_nf)]
             cursor += per_nf
             assigned[(k, j)] = {"cpus": ",".join(str(c) for c in dict.fromkeys(cpus)),
                                 "main": cores.get("main", 0)}
     return assigned
-
-
-def _cpus(cpu_list: str) -> list[int]:
-    """A CPU list the schema checked ("1-3,8") as its CPUs, in order."""
-    cpus: list[int] = []
-    for part in cpu_list.split(","):
-        low, _, high = part.strip().partition("-")
-        cpus += [c for c in range(int(low), int(high or low) + 1) if c not in cpus]
-    return sorted(cpus)
 
 
 def _located(doc: LocatedDocument, path: tuple, template_at: tuple) -> None:

@@ -64,6 +64,17 @@ def mac_problem(text) -> str | None:
     return None
 
 
+def cpu_list(text: str) -> list[int]:
+    """The CPUs of a CPU list such as DPDK's -l, in the order written ("1,0": CPU 1
+    first), each once; parts that are no CPU are skipped (cpu_list_problem says why)."""
+    cpus: list[int] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        low, _, high = part.partition("-")
+        if low.isdigit() and (not high or high.isdigit()):
+            cpus += [c for c in range(int(low), int(high or low) + 1) if c not in cpus]
+    return cpus
+
+
 def cpu_list_problem(text) -> str | None:
     """What is wrong with a CPU list such as DPDK's -l (0-3,8): no part may be empty."""
     parts = [p.strip() for p in str(text).split(",")]

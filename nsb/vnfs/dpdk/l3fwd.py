@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from nsb.nodes import platform
+from nsb.task.values import cpu_list
 from nsb.vnfs.dpdk import l3fwd_routes
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.dpdk.app import EAL_OPTIONS, LCORES, DpdkApp
@@ -39,12 +40,7 @@ def port_mask(ports: int) -> str:
 def lcore_list(text: str) -> list[int]:
     """The CPUs of an EAL lcore list in the order written ("1,0": CPU 1 first, so it
     gets the first queue of each port)."""
-    cpus: list[int] = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        low, _, high = part.partition("-")
-        if low.isdigit() and (not high or high.isdigit()):
-            cpus += [c for c in range(int(low), int(high or low) + 1) if c not in cpus]
-    return cpus
+    return cpu_list(text)
 
 
 def forwarding_lcores(options: dict) -> str:
