@@ -107,13 +107,14 @@ class IsolationProfile(TrafficProfile):
         def judge(result: TrialResult):
             measured = [(c, s) for c, s in zip(result.chains, shares, strict=True)
                         if c.chain != disturbed]
-            lossy = [c for c, _ in measured if c.loss_pct > tolerated]
+            lossy = service_chains.over_tolerance(tuple(c for c, _ in measured), tolerated)
             if lossy:
-                worst = max(lossy, key=lambda c: c.loss_pct)
+                worst = lossy[0]
                 return FAIL, f"chain {worst.chain} lost {worst.loss_pct:.4g}% > tolerated " \
                     f"{tolerated:g}%"
             short = service_chains.short_of_share(tuple(c for c, _ in measured),
-                                                  [s for _, s in measured], 0.05)
+                                                  [s for _, s in measured],
+                                                  measurer.generator_tolerance)
             if short:
                 chain, share = short[0]
                 return GENERATOR_LIMITED, f"chain {chain.chain} was sent " \

@@ -219,7 +219,7 @@ class Measurer:
         if result.intended_packets <= 0:
             return result
         shares = chains.intended(self.chains, result.trial, result.intended_packets)
-        short = chains.short_of_share(per_chain, shares, self._generator_tolerance)
+        short = chains.short_of_share(per_chain, shares, self.generator_tolerance)
         if not short:
             return result
         note = "; ".join(f"chain {c.chain} was sent {c.tx_packets:,} of its {share:,.0f} "
@@ -228,7 +228,7 @@ class Measurer:
             n for n in (result.generator_note, note) if n))
 
     @property
-    def _generator_tolerance(self) -> float:
+    def generator_tolerance(self) -> float:
         """How far below the rate asked a generator may send (a fraction, its option)."""
         options = getattr(self.generator, "options", None) or {}
         return float(options.get("generator_tolerance_pct", 5.0)) / 100.0
@@ -257,7 +257,7 @@ class Measurer:
         # got as much as the others: its total is then their even split's
         if verdict == GENERATOR_LIMITED and not (result.rx_missed_packets
                                                  and result.lost_packets > 0) \
-                and chains.even(result.chains, self._generator_tolerance):
+                and chains.even(result.chains, self.generator_tolerance):
             known = self._best_short.get(frame)
             if known is None or result.tx_rate_pps > known.tx_rate_pps:
                 self._best_short[frame] = result
