@@ -117,20 +117,11 @@ def _run_case(args, conf, case, task, gate, run, make_plan):
 
 
 def _report(run, junit_path: str | None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     from nsb import suite_record
+    from nsb.report.commands import plain_table, print_tables
 
-    table = Table(title=f"suite {run.name} ({run.suite_id})")
-    for header in suite_record.HEADERS:
-        table.add_column(header)
-    for row in suite_record.table_rows(run):
-        table.add_row(*row)
-    out = Console()
-    if not out.is_terminal:
-        out = Console(width=170)
-    out.print(table)
+    print_tables([plain_table(f"suite {run.name} ({run.suite_id})", suite_record.HEADERS,
+                              suite_record.table_rows(run))])
     if junit_path:
         from nsb import sla
 

@@ -35,17 +35,12 @@ def cmd_task_show(args) -> int:
 
 
 def _suite_list(results_dir: Path, ref: str) -> int:
-    """A suite run's cases in order; exit code the suite's."""
-    from rich.table import Table
-
+    """A suite run's cases in order."""
     from nsb import suite_record
     from nsb.report import commands
 
     run = suite_record.load(results_dir, ref)
-    table = Table(title=f"suite {run.name} ({run.suite_id}, {run.status}): {run.file}")
-    for header in suite_record.HEADERS:
-        table.add_column(header)
-    for row in suite_record.table_rows(run):
-        table.add_row(*row)
-    commands.print_tables([table])
+    commands.print_tables([commands.plain_table(
+        f"suite {run.name} ({run.suite_id}, {run.status}): {run.file}", suite_record.HEADERS,
+        suite_record.table_rows(run))])
     return 0

@@ -81,6 +81,19 @@ def results_dir_of(args) -> tuple[str, str]:
         ", ".join(files) if files else "the default configuration")
 
 
+def plain_table(title: str, headers: list[str], rows: list[list[str]]):
+    """A rich Table of text as it is: brackets in a task arg or a name are not markup."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=escape(title))
+    for header in headers:
+        table.add_column(escape(header))
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
+
+
 def print_tables(tables: list) -> None:
     """rich tables on stdout; a pipe or file gets them whole (170 columns)."""
     from rich.console import Console
@@ -168,8 +181,6 @@ def cmd_report_table(args) -> int:
 
 def cmd_report_trend(args) -> int:
     """Exit 0; the classification is for reading (``task gate --trend`` acts on it)."""
-    from rich.table import Table
-
     from nsb.report import trend
 
     found = [t for t in trend.trends(Path(results_dir_of(args)[0]))
@@ -182,10 +193,5 @@ def cmd_report_trend(args) -> int:
     if args.format == "json":
         print(trend.as_json(found))
         return 0
-    table = Table(title="trends (jumpavg)")
-    for header in trend.HEADERS:
-        table.add_column(header)
-    for row in trend.rows(found):
-        table.add_row(*row)
-    print_tables([table])
+    print_tables([plain_table("trends (jumpavg)", trend.HEADERS, trend.rows(found))])
     return 0

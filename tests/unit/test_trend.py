@@ -115,3 +115,9 @@ def test_the_html_page_draws_each_test_and_marks_where_its_group_began(nsb_main,
     assert [t.name for t in fig.data if t.name == "left out"] == ["left out"]
     text = page.read_text()
     assert 'id="trend-table"' in text and 'data-kind="trend"' in text
+
+
+def test_brackets_in_a_tests_args_are_shown_not_taken_for_markup(nsb_main, tmp_path):
+    _history(tmp_path, _noisy(1e6, 3, 15), args={"v": "[red]"})
+    code, out, _ = nsb_main("report", "trend", "--results-dir", str(tmp_path))
+    assert code == 0 and '"[red]"' in out
