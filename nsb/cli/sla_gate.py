@@ -86,13 +86,13 @@ def gate_from_args(args, results_dir) -> Gate | None:
 def cmd_task_gate(args) -> int:
     """SLA checks on a finished run, e.g. in CI after `nsb task start`."""
     from nsb.events import TaskStatus
-    from nsb.report import commands, loading
+    from nsb.report import loading, terminal
 
     if getattr(args, "trend", False):
         return _trend_gate(args)
     if not args.sla:
         raise NsbError("give at least one --sla (e.g. --sla 'ndr_pps>=1M@64') or --trend")
-    results_dir, where = commands.results_dir_of(args)
+    results_dir, where = terminal.results_dir_of(args)
     gate = gate_from_args(args, results_dir)
     task = loading.load(args.task_id, results_dir, where)
     outcomes = gate.check(task.results)
@@ -109,9 +109,9 @@ def _trend_gate(args) -> int:
     """Exit 4 when the run's answers are a regression of their trend (jumpavg over the
     history up to this run), 0 otherwise; each test's class is printed."""
     from nsb.errors import SlaMissed
-    from nsb.report import commands, loading, trend
+    from nsb.report import loading, terminal, trend
 
-    results_dir, where = commands.results_dir_of(args)
+    results_dir, where = terminal.results_dir_of(args)
     task_id = loading.resolve(args.task_id, results_dir, where).parent.name
     found = [t for t in trend.trends(Path(results_dir), until=task_id)
              if t.points and t.points[-1].task_id == task_id]

@@ -118,7 +118,7 @@ def _run_case(args, conf, case, task, gate, run, make_plan):
 
 def _report(run, junit_path: str | None) -> None:
     from nsb import suite_record
-    from nsb.report.commands import plain_table, print_tables
+    from nsb.report.terminal import plain_table, print_tables
 
     print_tables([plain_table(f"suite {run.name} ({run.suite_id})", suite_record.HEADERS,
                               suite_record.table_rows(run))])

@@ -11,7 +11,8 @@ by side) and ``scenario`` template variables, the trend by ``test_case`` and
 - ``nsb-nfvi``: NFVi KPIs: CPU, memory and context switches per VNF process,
   CPU utilisation per core of each node;
 - ``nsb-trend``: the results of every run of the selected test cases over time
-  (NDR, % of line rate, p99 latency per frame size): regressions show as steps;
+  (NDR, % of line rate, p99 latency per frame size) and jumpavg's groups, with the
+  regressions and progressions ``nsb report trend --annotate`` found as annotations;
 - ``nsb-soak``: long trials as they run: a soak's loss, rates and latency per
   interval, PLRsearch's estimate and spread after each trial.
 
@@ -161,9 +162,12 @@ def trend(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
                        _trend_variables(ds), since="now-90d")
     p99 = m.latency_field("p99") if "p99" in measures.latency_percentiles else \
         m.latency_field("avg")
+    for change, color, sign in (("regression", "red", "<"), ("progression", "green", ">")):
+        board = board.annotation(panels.trend_changes(ds, change, color, sign))
     return _with_panels(board, [
         panels.trend(ds, m.THROUGHPUT_PPS, "NDR per run (packets/s)", "pps",
                      "The throughput each run found, per frame size."),
+        panels.trend_groups(ds),
         panels.trend(ds, m.LINE_RATE_PCT, "NDR per run (% of line rate)", "percent",
                      "The same in % of the line rate of the ports under test."),
         panels.trend(ds, p99, "Latency at NDR per run (us)", "µs",

@@ -15,6 +15,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 
 from nsb.grafana.queries import (
     InfluxQL,
+    InfluxQLAnnotation,
     field,
     ident,
     matches,
@@ -256,6 +257,35 @@ def trend(ds: dm.DataSourceRef, column: str, title: str, unit: str,
             .unit(unit).draw_style(cm.GraphDrawStyle.LINE).show_points(cm.VisibilityMode.ALWAYS)
             .point_size(7).legend(_legend(as_table=True)).tooltip(_tooltip()).span(24)
             .height(9))
+
+
+def trend_groups(ds: dm.DataSourceRef) -> timeseries.Panel:
+    """jumpavg's groups as ``nsb report trend --annotate`` wrote them: a step per change."""
+    where = [matches(m.TEST_CASE, TEST_CASE_VAR), matches(m.SCENARIO, SCENARIO_VAR)]
+    query = select(m.TREND, [(field(m.GROUP_AVG_PPS), "group average")], where,
+                   group_by=[m.TEST_CASE, m.SCENARIO, m.FRAME_SIZE, m.CHAIN], time_filter=True)
+    alias = "$tag_frame_size B $tag_chain ($tag_test_case $tag_scenario)"
+    return (timeseries.Panel().title("Trend groups (jumpavg, packets/s)")
+            .description("The average of the group each run belongs to, as `nsb report "
+                         "trend --annotate` last classified the history: a step is where "
+                         "a regression or progression began (the annotations).")
+            .datasource(ds)
+            .with_target(InfluxQL(query).ref_id("A").alias(alias).datasource(ds))
+            .unit("pps").draw_style(cm.GraphDrawStyle.LINE)
+            .line_interpolation(cm.LineInterpolation.STEP_AFTER)
+            .show_points(cm.VisibilityMode.ALWAYS).point_size(5)
+            .legend(_legend(as_table=True)).tooltip(_tooltip()).span(24).height(9))
+
+
+def trend_changes(ds: dm.DataSourceRef, change: str, color: str,
+                  sign: str) -> db.AnnotationQuery:
+    """Where ``nsb report trend --annotate`` found a regression (or progression) begin."""
+    where = [matches(m.TEST_CASE, TEST_CASE_VAR), matches(m.SCENARIO, SCENARIO_VAR),
+             f"{ident(m.CHANGE)} {sign} 0"]
+    query = select(m.TREND, [(field(m.TREND_TEXT), m.TREND_TEXT),
+                             (field(m.FRAME_SIZE), m.FRAME_SIZE)], where, time_filter=True)
+    return (db.AnnotationQuery().name(f"{change}s (jumpavg)").datasource(ds).enable(True)
+            .icon_color(color).target(InfluxQLAnnotation(query, m.TREND_TEXT, m.FRAME_SIZE)))
 
 
 VNF_KPIS = f"{ident(m.KIND)} = 'vnf'"

@@ -85,6 +85,34 @@ class InfluxQL(cogbuilder.Builder[cogvariants.Dataquery]):
         return self
 
 
+class InfluxQLAnnotationTarget:
+    """The target of an InfluxQL annotation query, in the shape Grafana's InfluxDB data
+    source saves it (its annotation editor: ``query``, ``rawQuery``, ``textColumn``,
+    ``tagsColumn``, ``fromAnnotations``); the query must hold ``$timeFilter``."""
+
+    def __init__(self, query: str, text_column: str, tags_column: str = "") -> None:
+        self.query = query
+        self.text_column = text_column
+        self.tags_column = tags_column
+
+    def to_json(self) -> dict[str, object]:
+        return {"refId": "Anno", "query": self.query, "rawQuery": True,
+                "fromAnnotations": True, "textColumn": self.text_column,
+                "tagsColumn": self.tags_column}
+
+
+class InfluxQLAnnotation(cogbuilder.Builder[InfluxQLAnnotationTarget]):
+    """Builder of an annotation's InfluxQL target, for ``AnnotationQuery.target``."""
+
+    def __init__(self, query: str, text_column: str, tags_column: str = "") -> None:
+        if "$timeFilter" not in query:
+            raise ValueError(f"an annotation query needs $timeFilter: {query}")
+        self._internal = InfluxQLAnnotationTarget(query, text_column, tags_column)
+
+    def build(self) -> InfluxQLAnnotationTarget:
+        return self._internal
+
+
 cogruntime.register_dataquery_variant(
     cogruntime.DataqueryConfig(identifier=DATASOURCE_TYPE, from_json_hook=InfluxQLQuery.from_json))
 

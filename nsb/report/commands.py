@@ -12,6 +12,7 @@ from pathlib import Path
 from nsb.errors import NsbError
 from nsb.events import TaskStatus
 from nsb.report import results_shape
+from nsb.report.terminal import print_tables, results_dir_of
 
 FORMATS = ("text", "csv", "json", "markdown")
 
@@ -41,19 +42,9 @@ def register(subparsers) -> None:
                             "comparison) or markdown")
     table.set_defaults(handler=cmd_report_table)
 
-    trend = actions.add_parser(
-        "trend", help="each test's answers over the run history, grouped with jumpavg: "
-        "the newest run a regression, a progression or normal")
-    trend.add_argument("--results-dir", metavar="DIR",
-                       help="the history (default: results_dir from the configuration)")
-    trend.add_argument("--test", metavar="TEXT",
-                       help="only the tests whose name holds TEXT (task file, scenario, "
-                            "frame size, chain)")
-    trend.add_argument("--format", choices=("text", "json"), default="text")
-    trend.add_argument("--html", metavar="FILE",
-                       help="also write the trends as an HTML page: each test's answers "
-                            "run by run, its groups and where they began")
-    trend.set_defaults(handler=cmd_report_trend)
+    from nsb.report import trend_command
+
+    trend_command.register(actions)
 
 
 def _task_refs(parser: argparse.ArgumentParser) -> None:
@@ -66,43 +57,6 @@ def _task_refs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", action="append", metavar="NAME",
                         help="a name for each task in the order given, e.g. --label Gen9 "
                              "--label Gen10 (default: the task ids)")
-
-
-def results_dir_of(args) -> tuple[str, str]:
-    """Where task ids are looked up (--results-dir, else nsb.conf) and how to say so."""
-    if args.results_dir:
-        return args.results_dir, "--results-dir"
-    from nsb import config
-
-    conf = config.load(getattr(args, "config_file", None))
-    files = getattr(args, "config_file", None) or (
-        [config.DEFAULT_CONFIG_FILE] if Path(config.DEFAULT_CONFIG_FILE).is_file() else [])
-    return conf.results_dir, "results_dir from " + (
-        ", ".join(files) if files else "the default configuration")
-
-
-def plain_table(title: str, headers: list[str], rows: list[list[str]]):
-    """A rich Table of text as it is: brackets in a task arg or a name are not markup."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(title=escape(title))
-    for header in headers:
-        table.add_column(escape(header))
-    for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
-    return table
-
-
-def print_tables(tables: list) -> None:
-    """rich tables on stdout; a pipe or file gets them whole (170 columns)."""
-    from rich.console import Console
-
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=170)
-    for rendered in tables:
-        console.print(rendered)
 
 
 def _load(args) -> tuple[list, list[str]]:
@@ -177,21 +131,3 @@ def cmd_report_table(args) -> int:
               + (f": {error}" if error else "") + "; its results are what was measured before",
               file=sys.stderr)
     return 1 if unclean else 0
-
-
-def cmd_report_trend(args) -> int:
-    """Exit 0; the classification is for reading (``task gate --trend`` acts on it)."""
-    from nsb.report import trend
-
-    found = [t for t in trend.trends(Path(results_dir_of(args)[0]))
-             if not args.test or args.test in t.name]
-    if args.html:
-        from nsb.report import trend_html
-        from nsb.task import input_file
-
-        input_file.write_text(Path(args.html), trend_html.render(found))
-    if args.format == "json":
-        print(trend.as_json(found))
-        return 0
-    print_tables([plain_table("trends (jumpavg)", trend.HEADERS, trend.rows(found))])
-    return 0

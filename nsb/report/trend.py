@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsb import frames
+from nsb.outputs.influxdb.names import task_args_tag
 from nsb.report.loading import RESULTS_FILE
 from nsb.task import input_file
 
@@ -26,6 +27,7 @@ class Point:
     task_id: str
     value: float  # throughput_pps
     left_out: str = ""  # why it is not part of the trend ('' when it is)
+    time_s: float = 0.0  # when the answer was found (the result's timestamp)
 
 
 @dataclass
@@ -62,24 +64,34 @@ def history(results_dir: Path, until: str | None = None) -> dict[tuple, list[Poi
         task = doc.get("task") or {}
         if task.get("status") != "ok":
             continue
-        stem = Path(str(task.get("file") or "task")).stem
-        if task.get("args"):
-            stem += " " + json.dumps(task["args"], sort_keys=True, separators=(",", ":"))
+        stem = test_name(Path(str(task.get("file") or "task")).stem,
+                         task_args_tag(task["args"]) if task.get("args") else "")
         for result in doc.get("results") or []:
             for key, point in _points(stem, task_id, result):
                 tests.setdefault(key, []).append(point)
     return tests
 
 
+def test_name(test_case: str, args_tag: str) -> str:
+    """The first part of a test's key: the task file's stem, and its args when it has any."""
+    return f"{test_case} {args_tag}" if args_tag else test_case
+
+
+def left_out_because(limited_by: str | None, warnings: bool) -> str:
+    """Why an answer is no point of its trend ('' when it is one)."""
+    return "generator-limited" if limited_by == "generator" else \
+        "unconfirmed" if warnings else ""
+
+
 def _points(stem: str, task_id: str, result: dict):
     """The test keys and points one result gives: its own, and each chain's."""
-    why = ("generator-limited" if result.get("limited_by") == "generator" else
-           "unconfirmed" if result.get("warnings") else "")
+    why = left_out_because(result.get("limited_by"), bool(result.get("warnings")))
     key = (stem, result.get("scenario", ""), result.get("profile", ""),
            result.get("frame_size"))
-    yield (*key, None), Point(task_id, float(result.get("throughput_pps") or 0.0), why)
+    when = float(result.get("timestamp") or 0.0)
+    yield (*key, None), Point(task_id, float(result.get("throughput_pps") or 0.0), why, when)
     for share in result.get("chains") or []:
-        yield (*key, share["chain"]), Point(task_id, float(share["throughput_pps"]), why)
+        yield (*key, share["chain"]), Point(task_id, float(share["throughput_pps"]), why, when)
 
 
 def classify(test: tuple, points: list[Point]) -> Trend:
@@ -110,9 +122,21 @@ def classify(test: tuple, points: list[Point]) -> Trend:
     return trend
 
 
+def grouped(trend: Trend):
+    """(point, group) for every counted point, in time order."""
+    counted = iter(p for p in trend.points if not p.left_out)
+    for group in trend.groups:
+        for _ in range(group["runs"]):
+            yield next(counted), group
+
+
 def trends(results_dir: Path, until: str | None = None) -> list[Trend]:
-    return [classify(test, points)
-            for test, points in sorted(history(results_dir, until).items(), key=_order)]
+    return of_history(history(results_dir, until))
+
+
+def of_history(tests: dict[tuple, list[Point]]) -> list[Trend]:
+    """Each test's trend, in the order of their names."""
+    return [classify(test, points) for test, points in sorted(tests.items(), key=_order)]
 
 
 def _order(item) -> tuple:

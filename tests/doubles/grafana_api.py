@@ -281,6 +281,7 @@ class _Api:
                 board.get("panels"), list):
             raise ApiError(400, {"message": "bad request data"},
                            f"{where}: no schemaVersion or panels")
+        self.state.violations.extend(_annotation_violations(board, where))
         if board.get("id") is not None:
             self.state.violations.append(f"{where}: dashboard id {board['id']} sent; nsb "
                                          "identifies dashboards by uid")
@@ -302,6 +303,36 @@ class _Api:
         slug = _slug(title)
         return 200, {"id": dash_id, "uid": uid, "url": f"{self.sub_path}/d/{uid}/{slug}",
                      "status": "success", "version": version, "slug": slug}
+
+
+ANNOTATION_TYPES = {"name": str, "enable": bool, "iconColor": str, "datasource": dict}
+INFLUX_ANNOTATION_TYPES = {"query": str, "rawQuery": bool, "textColumn": str,
+                           "tagsColumn": str, "refId": str}
+
+
+def _annotation_violations(board: dict, where: str) -> list[str]:
+    """Annotation queries as the dashboard JSON model documents them (annotations.list:
+    name, datasource, enable, iconColor) and, for an InfluxDB data source, as its
+    annotation editor saves an InfluxQL one: the target's raw query with the
+    ``$timeFilter`` Grafana's InfluxDB annotation documentation requires. Whether
+    Grafana then draws the marks where they belong is not shown here."""
+    found = []
+    for index, anno in enumerate((board.get("annotations") or {}).get("list") or []):
+        at = f"{where}: annotations.list[{index}]"
+        found += [f"{at}.{key}: not a {kind.__name__}" for key, kind in ANNOTATION_TYPES.items()
+                  if not isinstance(anno.get(key), kind)]
+        if (anno.get("datasource") or {}).get("type") != "influxdb":
+            continue
+        target = anno.get("target")
+        if not isinstance(target, dict):
+            found.append(f"{at}: an InfluxDB annotation without a target")
+            continue
+        found += [f"{at}.target.{key}: not a {kind.__name__}"
+                  for key, kind in INFLUX_ANNOTATION_TYPES.items()
+                  if not isinstance(target.get(key), kind)]
+        if "$timeFilter" not in str(target.get("query")):
+            found.append(f"{at}.target.query: no $timeFilter")
+    return found
 
 
 class _Server(ThreadingHTTPServer):

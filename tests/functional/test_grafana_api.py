@@ -190,7 +190,32 @@ def test_the_double_catches_requests_off_grafanas_api(grafana):
     assert send("POST", "/api/dashboards/db", {"dashboard": {"title": "t", "uid": "a b",
                                                              "schemaVersion": 41,
                                                              "panels": []}}) == 400
-    assert len(grafana.violations) == 5, grafana.violations
+    assert send("POST", "/api/dashboards/db", {"dashboard": {
+        "title": "a", "uid": "a", "schemaVersion": 41, "panels": [], "annotations": {"list": [
+            {"name": "x", "enable": True, "iconColor": "red",
+             "datasource": {"type": "influxdb", "uid": "u"},
+             "target": {"refId": "Anno", "query": "SELECT text FROM e", "rawQuery": True,
+                        "textColumn": "text", "tagsColumn": ""}}]}}}) == 200
+    assert len(grafana.violations) == 6, grafana.violations
+    assert grafana.violations[-1].endswith("annotations.list[0].target.query: no $timeFilter")
+
+
+def test_the_trend_dashboard_marks_regressions_and_progressions(grafana):
+    """Its two annotation queries (nsb_trend points with change < 0 and > 0, the text
+    column nsb report trend --annotate writes) are saved as Grafana's JSON model has
+    them; that the queries find the marks is checked on InfluxDB 1.6
+    (test_influxdb_output)."""
+    push(grafana.url, TOKEN, influx())
+    assert grafana.violations == []
+    board = grafana.state.dashboards["nsb-trend"]["dashboard"]
+    marks = board["annotations"]["list"]
+    assert [(a["name"], a["iconColor"]) for a in marks] == [
+        ("regressions (jumpavg)", "red"), ("progressions (jumpavg)", "green")]
+    for anno, sign in zip(marks, "<>", strict=True):
+        assert anno["datasource"] == {"type": "influxdb", "uid": "nsb-influxdb"}
+        assert f'"change" {sign} 0' in anno["target"]["query"]
+        assert anno["target"]["textColumn"] == "text"
+    assert "Trend groups (jumpavg, packets/s)" in [p["title"] for p in board["panels"]]
 
 
 # --- the command line ------------------------------------------------------------------------

@@ -118,8 +118,11 @@ def make_output(run: RunInfo, options: dict) -> InfluxDbOutput:
     return InfluxDbOutput(spec, plugins.check_options(InfluxDbOutput, spec), run)
 
 
+PLAN_ARGS = {"packet_sizes": [64, 1518]}
+
+
 def make_plan(tmp_path: Path, options: dict, hooks: dict | None = None):
-    task = loader.load(SAMPLE, {"packet_sizes": [64, 1518]})
+    task = loader.load(SAMPLE, PLAN_ARGS)
     run = RunInfo(TASK_ID, task, tmp_path / "results" / TASK_ID)
     real = engine.plan(task, run)
     scenario = real.scenarios[0]
@@ -131,8 +134,9 @@ def make_plan(tmp_path: Path, options: dict, hooks: dict | None = None):
                        outputs), influx
 
 
-def expected_points(events: list[Event], tags: dict | None = None) -> list[InfluxPoint]:
-    builder = PointBuilder.for_task_file(TASK_ID, SAMPLE, tags)
+def expected_points(events: list[Event], tags: dict | None = None,
+                    args: dict | None = None) -> list[InfluxPoint]:
+    builder = PointBuilder.for_task_file(TASK_ID, SAMPLE, tags, args)
     return [point for event in events for point in builder.points(event)]
 
 
@@ -287,10 +291,12 @@ def synthetic_events() -> list[Event]:
 
 
 def documented_influxql() -> list[str]:
-    """The InfluxQL statements of docs/influxdb.md, one per comment line."""
+    """The InfluxQL statements of docs/influxdb.md this file checks, one per comment line."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "influxdb.md").read_text()
     statements = []
-    for block in text.split("```sql\n")[1:]:
+    marker = "checked-by tests/functional/test_influxdb_output.py"
+    for block in [b.split("```sql\n", 1)[1] for b in text.split("<!-- example: ")[1:]
+                  if b.startswith(marker) and "```sql\n" in b]:
         for chunk in block.split("```")[0].split("\n\n"):
             lines = [line for line in chunk.splitlines() if not line.startswith("--")]
             if lines:
@@ -299,7 +305,7 @@ def documented_influxql() -> list[str]:
 
 
 def direct_run(tmp_path: Path) -> RunInfo:
-    task = SimpleNamespace(file=SAMPLE)
+    task = SimpleNamespace(file=SAMPLE, args={})
     return RunInfo(TASK_ID, task, tmp_path / "results" / TASK_ID)
 
 
@@ -350,11 +356,14 @@ def test_every_dashboard_query_runs_on_influxdb16_and_finds_the_run(tmp_path):
         for event in events:
             out.handle(event)
         out.close()
+        write_trend_marks(server.url)
         variables = {"$task_id": TASK_ID, "$scenario": "sc1", "$__interval": "1s",
                      "$test_case": SAMPLE.stem, "$timeFilter": "time > now() - 1h"}
         checked = 0
         for board in dashboards.dashboards("influx-uid"):
-            for panel in board["panels"]:
+            annotations = (board.get("annotations") or {}).get("list", [])
+            for panel in [*board["panels"], {"title": "annotations",
+                                             "targets": [a["target"] for a in annotations]}]:
                 for target in panel.get("targets", []):
                     query = target["query"]
                     for name, value in variables.items():
@@ -363,10 +372,26 @@ def test_every_dashboard_query_runs_on_influxdb16_and_finds_the_run(tmp_path):
                     assert "error" not in reply, f"{panel['title']}: {query}: {reply}"
                     assert reply.get("series"), f"{panel['title']} found nothing: {query}"
                     checked += 1
-        assert checked >= 20
+        assert checked >= 23
         platform = server.query('SELECT last("cpus") FROM "nsb_platform" GROUP BY *',
                                 db="nsb_ci")["results"][0]["series"][0]
         assert platform["tags"]["dpdk_version"] == "22.11.4-1"
+
+
+def write_trend_marks(url: str) -> None:
+    """What nsb report trend --annotate writes for the test case of synthetic_events():
+    a history with a step down and then up, in the last half hour."""
+    from nsb.outputs.influxdb.settings import resolve
+    from nsb.report import trend, trend_influx
+
+    now = time.time() - 1800
+    levels = [1e6] * 6 + [0.8e6] * 6 + [1.2e6] * 6
+    points = [trend.Point(f"t{k:02d}", level * (1 + 0.001 * (k % 3)), "", now + 60 * k)
+              for k, level in enumerate(levels)]
+    found = trend.classify((SAMPLE.stem, "sc1", "binsearch", 64, None), points)
+    assert [g["comment"] for g in found.groups] == ["normal", "regression", "progression"]
+    trend_influx.write(resolve({"url": url, "api": "v1", "database": "nsb_ci"}),
+                       trend_influx.marks([found]))
 
 
 def spool_with_a_wrong_password(run: RunInfo, server, events: list[Event]) -> InfluxDbOutput:
@@ -416,7 +441,8 @@ def test_v2_victoria_metrics_pipeline_every_sample_once(tmp_path, caplog):
                                          "token": TOKEN, **QUICK})
         events: list[Event] = []
         engine.execute(plan, [events.append])
-        expected = expected_points(events)
+        expected = expected_points(events, args=PLAN_ARGS)
+        assert all(p.tags["task_args"] == '{"packet_sizes":[64,1518]}' for p in expected)
         assert {p.measurement for p in expected} == {"nsb_task", "nsb_trial", "nsb_trial_port",
                                                      "nsb_result", "nsb_kpi", "nsb_hop"}
         assert (out.sent_points, out.spooled_points) == (len(expected), 0)
@@ -443,7 +469,7 @@ def test_outage_mid_run_spools_then_push_sends_every_point_exactly_once(tmp_path
         def stop_server():
             assert out.flush(timeout=WAIT_S)
             assert out.sent_points > 0 and out.spooled_points == 0
-            before_outage.extend(p.line() for p in expected_points(events))
+            before_outage.extend(p.line() for p in expected_points(events, args=PLAN_ARGS))
             server.stop()
 
         def restart_server():
@@ -455,7 +481,7 @@ def test_outage_mid_run_spools_then_push_sends_every_point_exactly_once(tmp_path
         engine.execute(plan, [events.append])
         assert before_outage and not plan.scenarios[0].generator.hooks  # both hooks ran
 
-        expected = expected_points(events)
+        expected = expected_points(events, args=PLAN_ARGS)
         lines = [p.line() for p in expected]
         spool = Spool(plan.run.results_dir)
         spooled = spool.pending().lines

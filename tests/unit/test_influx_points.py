@@ -259,7 +259,7 @@ def output(tmp_path: Path, options: dict, defaults: dict | None = None) -> Influ
     from types import SimpleNamespace
 
     spec = PluginSpec("influxdb", options, Where(LocatedDocument(options, "t.yaml"), ()))
-    run = RunInfo("t1", SimpleNamespace(file=Path("/x/tc_demo.yaml")), tmp_path)
+    run = RunInfo("t1", SimpleNamespace(file=Path("/x/tc_demo.yaml"), args={}), tmp_path)
     if defaults is not None:
         run = SimpleNamespace(task_id="t1", task=run.task, results_dir=tmp_path,
                               output_defaults={"influxdb": defaults})

@@ -20,7 +20,7 @@ def _history(tmp_path, values, limited=(), args=None, chains=None):
         folder = tmp_path / task_id
         folder.mkdir()
         result = {"scenario": "s", "profile": "mrr", "frame_size": 64,
-                  "throughput_pps": value, "warnings": [],
+                  "throughput_pps": value, "warnings": [], "timestamp": 1.8e9 + 3600 * n,
                   "limited_by": "generator" if n in limited else "dut"}
         if chains:
             result["chains"] = [{"chain": k, "throughput_pps": value * share}
@@ -121,3 +121,43 @@ def test_brackets_in_a_tests_args_are_shown_not_taken_for_markup(nsb_main, tmp_p
     _history(tmp_path, _noisy(1e6, 3, 15), args={"v": "[red]"})
     code, out, _ = nsb_main("report", "trend", "--results-dir", str(tmp_path))
     assert code == 0 and '"[red]"' in out
+
+
+def test_the_marks_for_grafana_put_the_change_at_the_step_run_only(tmp_path):
+    """nsb_trend points: one per counted run at its result time, change -1 where the
+    regression began (and nowhere else), the group averages as jumpavg found them."""
+    from nsb.report import trend_influx
+
+    ids = _history(tmp_path, _noisy(1e6, 8, 1) + _noisy(0.9e6, 6, 2), limited=(4,),
+                   args={"rate": "mrr"})
+    (found,) = trend.trends(tmp_path)
+    marks = trend_influx.marks([found])
+    assert len(marks) == 13  # the generator-limited run is no point of the trend
+    assert {m.measurement for m in marks} == {"nsb_trend"}
+    assert marks[0].tags == {"test_case": "tc_mrr", "task_args": '{"rate":"mrr"}',
+                             "scenario": "s", "profile": "mrr", "frame_size": "64"}
+    changes = [(m.time_ns, m.fields["change"]) for m in marks if m.fields["change"]]
+    assert changes == [(round((1.8e9 + 3600 * 8) * 1e9), -1.0)]
+    step = next(m for m in marks if m.fields["change"])
+    assert step.fields["change_pct"] == pytest.approx(found.change_pct)
+    assert step.fields["text"].startswith(f"regression at run {ids[8]}: tc_mrr")
+    assert [m.fields["group_avg_pps"] for m in marks] == \
+        [found.groups[0]["avg"]] * 7 + [found.groups[1]["avg"]] * 6
+    assert "change_pct" not in marks[0].fields and "in a group of 7 runs" in marks[0].fields[
+        "text"]
+    assert "nsb_trend,chain=" not in marks[0].line()  # no empty chain tag on an aggregate
+
+
+def test_an_influxdb_that_cannot_be_read_is_one_line(capsys):
+    import socket
+
+    from nsb.cli import main
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = main(["report", "trend", "--influx", "--url", f"http://127.0.0.1:{port}",
+                 "--api", "v1", "--database", "nsb"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"InfluxDB at http://127.0.0.1:{port} database nsb: cannot query" in err

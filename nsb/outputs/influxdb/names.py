@@ -16,6 +16,10 @@ docs/influxdb.md). Each trial, result and KPI sample is one point:
   packets_in, OVS's PMD statistics).
 - ``nsb_trial_port``: tags task_id, scenario, port, direction; per generator port
   and trial the frames counted and their rate.
+- ``nsb_trend``: written by ``nsb report trend --annotate``: per test and counted run
+  (tags test_case, task_args, scenario, profile, frame_size, chain) the run's group
+  average and whether a regression (change -1) or a progression (change 1) began there,
+  at the run's result time; the trend dashboard's annotations select change <> 0.
 - ``nsb_platform``: tags task_id, node, hostname, kernel, os_release, cpu_model,
   isolated_cpus and one ``<tool>_version`` per version found; numeric facts as fields.
 """
@@ -40,13 +44,19 @@ HOP = "nsb_hop"
 # service chains (nsb.chains): each chain's share of a trial and of a result (tag chain)
 TRIAL_CHAIN = "nsb_trial_chain"
 RESULT_CHAIN = "nsb_result_chain"
+# the trend's classification of each run (nsb.report.trend_influx), for annotations
+TREND = "nsb_trend"
+# what the influxdb output writes, and with nsb report trend --annotate's
 MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI, SOAK, PLR, HOP, TRIAL_CHAIN,
                 RESULT_CHAIN)
+ALL_MEASUREMENTS = (*MEASUREMENTS, TREND)
 
 # tags
 TASK_ID = "task_id"
 SCENARIO = "scenario"
 TEST_CASE = "test_case"
+TASK_ARGS = "task_args"  # the task's args as compact JSON (task_args_tag), when it has any
+PROFILE = "profile"
 FRAME_SIZE = "frame_size"
 VERDICT = "verdict"
 LIMITED_BY = "limited_by"
@@ -90,6 +100,12 @@ LOAD_PPS = "load_pps"
 DURATION_S = "duration_s"
 TARGET_LOSS_RATIO = "target_loss_ratio"
 
+# nsb_trend fields
+CHANGE = "change"  # -1 a regression began at this run, 1 a progression, 0 neither
+CHANGE_PCT = "change_pct"  # the new group's average against the group before, at a change
+GROUP_AVG_PPS = "group_avg_pps"  # the average of the run's group
+TREND_TEXT = "text"  # the annotation's words (a string field)
+
 # verdict tag values (nsb.events.TrialDone.verdict)
 VERDICT_PASS = Verdict.PASS.value
 VERDICT_FAIL = Verdict.FAIL.value
@@ -124,3 +140,11 @@ def latency_field(stat: str) -> str:
     from nsb import kpi_names
 
     return f"latency_{kpi_names.stat(stat)}_us"
+
+
+def task_args_tag(args) -> str:
+    """A task's args as one tag value: compact JSON with sorted keys (trends tell runs
+    with other args apart by it, in InfluxDB as in the results directory)."""
+    import json
+
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)

@@ -49,11 +49,13 @@ class InfluxDbOutput(Output):
         return {"type": self.spec.type, **self.settings.public()}
 
     def open(self) -> None:
+        from nsb import redact
         from nsb.outputs.influxdb.client import make_sender
         from nsb.outputs.influxdb.writer import BackgroundWriter
 
-        self.builder = PointBuilder.for_task_file(self.run.task_id, self.run.task.file,
-                                                  self.settings.tags)
+        self.builder = PointBuilder.for_task_file(
+            self.run.task_id, self.run.task.file, self.settings.tags,
+            redact.values(dict(self.run.task.args)))
         self.spool = Spool(self.run.results_dir)
         self.writer = BackgroundWriter(make_sender, self.settings, self.spool, self.run.task_id)
         self.writer.start()

@@ -112,16 +112,20 @@ class PointBuilder:
     the last): a clash moves the later one on by a nanosecond.
     """
 
-    def __init__(self, task_id: str, test_case: str, extra_tags: Mapping[str, str] | None = None):
+    def __init__(self, task_id: str, test_case: str, extra_tags: Mapping[str, str] | None = None,
+                 task_args: Mapping | None = None):
         self.common = {**{str(k): str(v) for k, v in (extra_tags or {}).items()},
                        n.TASK_ID: task_id, n.TEST_CASE: test_case}
+        if task_args:
+            self.common[n.TASK_ARGS] = n.task_args_tag(task_args)
         self.scenarios: dict[str, dict[str, str]] = {}
         self._last_ns: dict[tuple, int] = {}
 
     @classmethod
     def for_task_file(cls, task_id: str, task_file: str | Path,
-                      extra_tags: Mapping[str, str] | None = None) -> PointBuilder:
-        return cls(task_id, Path(task_file).stem, extra_tags)
+                      extra_tags: Mapping[str, str] | None = None,
+                      task_args: Mapping | None = None) -> PointBuilder:
+        return cls(task_id, Path(task_file).stem, extra_tags, task_args)
 
     def points(self, event: Event) -> list[InfluxPoint]:
         if isinstance(event, TaskStarted):

@@ -1,0 +1,42 @@
+"""What the report commands share at the terminal: where the history is, and tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def results_dir_of(args) -> tuple[str, str]:
+    """Where task ids are looked up (--results-dir, else nsb.conf) and how to say so."""
+    if args.results_dir:
+        return args.results_dir, "--results-dir"
+    from nsb import config
+
+    conf = config.load(getattr(args, "config_file", None))
+    files = getattr(args, "config_file", None) or (
+        [config.DEFAULT_CONFIG_FILE] if Path(config.DEFAULT_CONFIG_FILE).is_file() else [])
+    return conf.results_dir, "results_dir from " + (
+        ", ".join(files) if files else "the default configuration")
+
+
+def plain_table(title: str, headers: list[str], rows: list[list[str]]):
+    """A rich Table of text as it is: brackets in a task arg or a name are not markup."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=escape(title))
+    for header in headers:
+        table.add_column(escape(header))
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
+
+
+def print_tables(tables: list) -> None:
+    """rich tables on stdout; a pipe or file gets them whole (170 columns)."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=170)
+    for rendered in tables:
+        console.print(rendered)

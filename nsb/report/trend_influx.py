@@ -1,0 +1,140 @@
+"""Trends over InfluxDB, and each run's place in its trend written back for Grafana.
+
+``history`` reads what nsb's influxdb output wrote (every finished task's nsb_result
+and nsb_result_chain points) as the tests and points the results directory gives
+(nsb.report.trend): a test is the test case with its task args, the scenario, the
+profile, the frame size and the chain.
+
+Grafana cannot run jumpavg, so ``marks`` turns the trends into nsb_trend points, one
+per test and counted run at the run's result time: its group's average and whether
+a regression (change -1) or progression (change 1) began there. Written again after
+more runs, each point overwrites itself (same series, same time): a step that moves
+to another run as the history grows moves its mark too.
+"""
+
+from __future__ import annotations
+
+from nsb import units
+from nsb.outputs.influxdb import names as n
+from nsb.outputs.influxdb import reader
+from nsb.outputs.influxdb.points import InfluxPoint
+from nsb.outputs.influxdb.settings import InfluxSettings
+from nsb.report import trend
+
+CHANGE = {"regression": -1.0, "progression": 1.0}
+
+
+def _since(days: float) -> str:
+    return f"time > now() - {days:g}d"
+
+
+def finished_tasks(settings: InfluxSettings, days: float) -> set[str]:
+    """Tasks that ended ok: a run that failed or still runs is no point of a trend."""
+    series = reader.query(settings, f'SELECT "duration_s" FROM "{n.TASK}" WHERE '
+                                    f"\"status\" = 'ok' AND {_since(days)} GROUP BY "
+                                    f'"{n.TASK_ID}"')
+    return {tags.get(n.TASK_ID) for tags, _ in reader.rows(series)}
+
+
+def _frame(tag: str):
+    return int(tag) if tag.isdigit() else tag
+
+
+def _key(tags: dict) -> tuple:
+    return (trend.test_name(tags.get(n.TEST_CASE, ""), tags.get(n.TASK_ARGS, "")),
+            tags.get(n.SCENARIO, ""), tags.get(n.PROFILE, ""),
+            _frame(tags.get(n.FRAME_SIZE, "")))
+
+
+def _answer(tags: dict) -> tuple:
+    return tags.get(n.TASK_ID, ""), tags.get(n.SCENARIO, ""), tags.get(n.FRAME_SIZE, "")
+
+
+def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[trend.Point]]:
+    """Every test's points in time order, from the results of the last ``days``."""
+    done = finished_tasks(settings, days)
+    fields = f'"{n.THROUGHPUT_PPS}", "{n.WARNING_COUNT}"'
+    results = reader.query(settings, f'SELECT {fields} FROM "{n.RESULT}" WHERE '
+                                     f"{_since(days)} GROUP BY *")
+    tests: dict[tuple, list[tuple]] = {}
+    answers: dict[tuple, tuple] = {}  # (task, scenario, frame) -> the result's key, warnings
+    for tags, row in reader.rows(results):
+        task_id = tags.get(n.TASK_ID, "")
+        if task_id not in done or row.get(n.THROUGHPUT_PPS) is None:
+            continue
+        key, warnings = _key(tags), bool(row.get(n.WARNING_COUNT))
+        answers[_answer(tags)] = key, warnings
+        why = trend.left_out_because(tags.get(n.LIMITED_BY), warnings)
+        tests.setdefault((*key, None), []).append(_point(task_id, row, why))
+    chains = reader.query(settings, f'SELECT "{n.THROUGHPUT_PPS}" FROM "{n.RESULT_CHAIN}" '
+                                    f"WHERE {_since(days)} GROUP BY *")
+    for tags, row in reader.rows(chains):
+        task_id = tags.get(n.TASK_ID, "")
+        if task_id not in done or row.get(n.THROUGHPUT_PPS) is None:
+            continue
+        # a chain's share is a test of the result's (its profile) with the chain
+        key, warnings = answers.get(_answer(tags), (_key(tags), False))
+        why = trend.left_out_because(tags.get(n.LIMITED_BY), warnings)
+        tests.setdefault((*key, int(tags.get(n.CHAIN, 0))), []).append(
+            _point(task_id, row, why))
+    # task ids start with their start time: the order of the runs, as in the results dir
+    return {key: [p for _, p in sorted(points, key=lambda item: item[0])]
+            for key, points in tests.items()}
+
+
+def _point(task_id: str, row: dict, why: str) -> tuple:
+    return (task_id, row["time"]), trend.Point(task_id, float(row[n.THROUGHPUT_PPS]), why,
+                                               row["time"] / 1e9)
+
+
+def marks(found: list[trend.Trend]) -> list[InfluxPoint]:
+    """An nsb_trend point per test and counted run (see the module's docstring)."""
+    points = []
+    for one in found:
+        stem, scenario, profile, frame, chain = one.test
+        test_case, _, args = stem.partition(" ")
+        tags = {n.TEST_CASE: test_case, n.TASK_ARGS: args, n.SCENARIO: scenario,
+                n.PROFILE: profile, n.FRAME_SIZE: "" if frame is None else str(frame),
+                n.CHAIN: "" if chain is None else str(chain)}
+        tags = {key: str(value) for key, value in tags.items() if value != ""}
+        before = None
+        for point, group in trend.grouped(one):
+            began = group["first"] == point.task_id and before is not None
+            change = CHANGE.get(group["comment"], 0.0) if began else 0.0
+            fields = {n.GROUP_AVG_PPS: group["avg"], n.CHANGE: change,
+                      n.THROUGHPUT_PPS: point.value}
+            if began and before["avg"]:
+                fields[n.CHANGE_PCT] = 100.0 * (group["avg"] - before["avg"]) / before["avg"]
+            fields[n.TREND_TEXT] = _text(one, point, group, before if began else None)
+            points.append(InfluxPoint(n.TREND, tags, fields, round(point.time_s * 1e9)))
+            if group["last"] == point.task_id:
+                before = group
+    return points
+
+
+def _text(one: trend.Trend, point: trend.Point, group: dict, before: dict | None) -> str:
+    """The annotation's words: where a group began, the step; else the run's group."""
+    if before is None:
+        return f"{one.name}: run {point.task_id} in a group of {group['runs']} runs " \
+               f"averaging {units.pps_text(group['avg'])}"
+    step = f" ({100.0 * (group['avg'] - before['avg']) / before['avg']:+.1f} %)" \
+        if before["avg"] else ""
+    return (f"{group['comment']} at run {point.task_id}: {one.name} "
+            f"{units.pps_text(before['avg'])} -> {units.pps_text(group['avg'])}{step}, jumpavg")
+
+
+def write(settings: InfluxSettings, points: list[InfluxPoint]) -> None:
+    """Send the marks in batches; a failure is one line naming InfluxDB's answer."""
+    from nsb.errors import NsbError
+    from nsb.outputs.influxdb.client import SendError, make_sender
+
+    sender = make_sender(settings)
+    try:
+        lines = [point.line() for point in points]
+        for start in range(0, len(lines), max(1, settings.batch_size)):
+            sender.send(lines[start:start + settings.batch_size])
+    except SendError as exc:
+        raise NsbError(f"InfluxDB at {settings.target} did not take the trend's marks: "
+                       f"{exc}") from None
+    finally:
+        sender.close()

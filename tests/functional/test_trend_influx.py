@@ -1,0 +1,148 @@
+"""Trends read from a real InfluxDB 1.6, and their changes written back for Grafana.
+
+A history of runs of a two-chain task goes through the two outputs a run has (the
+results file and InfluxDB) event by event. Then `nsb report trend --influx` must
+classify it as `nsb report trend` does over the results directory, with the step at
+the run where it was put; `--annotate` must mark that run, and the trend dashboard's
+annotation and group queries, with Grafana's variables filled in, must find the marks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from nsb import plugins
+from nsb.cli import main
+from nsb.events import ResultReady, ScenarioSummary, TaskFinished, TaskStarted, TaskStatus
+from nsb.grafana import dashboards
+from nsb.outputs.file import FileOutput
+from nsb.outputs.influxdb.output import InfluxDbOutput
+from nsb.runinfo import RunInfo
+from nsb.task.model import PluginSpec, Where
+from nsb.task.yaml_lines import LocatedDocument
+from tests.functional.tsdb_servers import influxdb1
+
+ARGS = {"chains": 2, "packet_sizes": [64]}
+BEFORE, AFTER, STEP_AT = 1_000_000.0, 880_000.0, 8  # runs 0-7 at 1 Mpps, from run 8 -12 %
+NOISE = (0.004, -0.003, 0.002, -0.001, 0.003, -0.004, 0.001, 0.0, -0.002, 0.003, 0.001, -0.003)
+GENERATOR_LIMITED_RUN, FAILED_RUN = 3, 10
+
+
+def _spec(kind: str, options: dict) -> PluginSpec:
+    return PluginSpec(kind, options, Where(LocatedDocument(options, "t.yaml"), ()))
+
+
+def run_events(task_id: str, index: int, at: float) -> list:
+    level = (BEFORE if index < STEP_AT else AFTER) * (1 + NOISE[index])
+    scenario = (ScenarioSummary("chains", "tg0", "binsearch"),)
+    chains = [{"chain": k, "throughput_pps": level / 2 * (1 + 0.001 * k), "tx_packets": 1,
+               "rx_packets": 1, "loss_pct": 0.0} for k in (0, 1)]
+    status = TaskStatus.ERROR if index == FAILED_RUN else TaskStatus.OK
+    return [TaskStarted(task_id, "", task_file="tc_testpmd_chains.yaml", description="",
+                        plan={}, results_dir="", timestamp=at, scenarios=scenario),
+            ResultReady(task_id, "chains", iteration=0, frame_size=64, throughput_pps=level,
+                        throughput_mbps=level * 84 * 8 / 1e6, line_rate_pct=level / 148809.52,
+                        loss_pct=0.0, latency=None, trials=9, profile="binsearch",
+                        limited_by="generator" if index == GENERATOR_LIMITED_RUN else "dut",
+                        timestamp=at + 30, extra={"chains": chains}),
+            TaskFinished(task_id, "", status=status, duration_s=40.0, timestamp=at + 40)]
+
+
+def write_history(tmp_path: Path, server, runs: int) -> Path:
+    """``runs`` tasks an hour apart ending now, each through a results file and InfluxDB."""
+    results = tmp_path / "results"
+    start = time.time() - runs * 3600
+    for index in range(runs):
+        task_id = time.strftime("%y%m%d-%H%M%S", time.gmtime(start + index * 3600)) + \
+            f"-{index:06x}"
+        task = SimpleNamespace(file=Path("/lab/tc_testpmd_chains.yaml"), args=ARGS,
+                               description="", label="")
+        run = RunInfo(task_id, task, results / task_id)
+        influx = {"url": server.url, "api": "v1", "database": "nsb_trend", "batch_size": 50,
+                  "flush_interval_s": 0.02}
+        spec = _spec("influxdb", influx)
+        outputs = [FileOutput(_spec("file", {}), {}, run),
+                   InfluxDbOutput(spec, plugins.check_options(InfluxDbOutput, spec), run)]
+        for out in outputs:
+            out.open()
+        for event in run_events(task_id, index, start + index * 3600):
+            for out in outputs:
+                out.handle(event)
+        for out in outputs:
+            out.close()
+    return results
+
+
+def documented_query() -> list[str]:
+    """The nsb_trend example of docs/influxdb.md."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "influxdb.md").read_text()
+    marker = "checked-by tests/functional/test_trend_influx.py"
+    return [block.split("```sql\n", 1)[1].split("```")[0].strip()
+            for block in text.split("<!-- example: ")[1:] if block.startswith(marker)]
+
+
+def nsb(capsys, *argv) -> str:
+    assert main([*argv]) == 0
+    return capsys.readouterr().out
+
+
+def test_the_influxdb_history_trends_as_the_results_directory_and_marks_the_step(
+        tmp_path, capsys):
+    with influxdb1(tmp_path) as server:
+        results = write_history(tmp_path, server, runs=12)
+        conn = ["--url", server.url, "--api", "v1", "--database", "nsb_trend"]
+        from_dir = json.loads(nsb(capsys, "report", "trend", "--results-dir", str(results),
+                                  "--format", "json"))
+        from_influx = json.loads(nsb(capsys, "report", "trend", "--influx", *conn,
+                                     "--format", "json"))
+        assert from_influx == from_dir
+        names = [t["name"] for t in from_influx]
+        assert len(names) == 3 and names[0].startswith(
+            'tc_testpmd_chains {"chains":2,"packet_sizes":[64]} chains binsearch 64')
+        task_ids = sorted(p.name for p in results.iterdir())
+        for found in from_influx:  # the aggregate and each chain
+            assert found["newest"] == "regression"
+            assert [g["first"] for g in found["groups"]] == [task_ids[0], task_ids[STEP_AT]]
+            assert [p["task_id"] for p in found["points"]] == \
+                [t for i, t in enumerate(task_ids) if i != FAILED_RUN]
+            assert [p["left_out"] for p in found["points"]].count("generator-limited") == 1
+
+        out = nsb(capsys, "report", "trend", "--results-dir", str(results), "--annotate", *conn)
+        assert "30 trend point(s), 3 change(s)" in out  # 10 counted runs x 3 tests
+        step = server.query('SELECT "text", "change_pct", "group_avg_pps" FROM "nsb_trend" '
+                            'WHERE "change" < 0 GROUP BY "chain"', db="nsb_trend")
+        series = step["results"][0]["series"]
+        assert len(series) == 3
+        step_time = json.loads((results / task_ids[STEP_AT] / "results.json").read_text())[
+            "results"][0]["timestamp"]
+        for one in series:
+            (row,) = one["values"]
+            assert row[0] == round(step_time * 1e9)  # the step run's result, to the ns
+            assert row[1].startswith(f"regression at run {task_ids[STEP_AT]}")
+            assert row[2] == pytest.approx(-12.0, abs=1.0)
+        (documented,) = documented_query()
+        assert len(server.query(documented, db="nsb_trend")["results"][0]["series"][0][
+            "values"]) == 3  # the aggregate's and each chain's step
+        before = server.query('SELECT count("change") FROM "nsb_trend"', db="nsb_trend")
+        nsb(capsys, "report", "trend", "--influx", "--annotate", *conn)  # again: overwrites
+        assert server.query('SELECT count("change") FROM "nsb_trend"', db="nsb_trend") == before
+
+        board = next(b for b in dashboards.dashboards("u") if b["uid"] == "nsb-trend")
+        variables = {"$test_case": "tc_testpmd_chains", "$scenario": "chains",
+                     "$timeFilter": "time > now() - 2d"}
+        queries = [a["target"]["query"] for a in board["annotations"]["list"]]
+        queries += [t["query"] for p in board["panels"] for t in p["targets"]
+                    if '"nsb_trend"' in t["query"]]
+        found = []
+        for query in queries:
+            for name, value in variables.items():
+                query = query.replace(name, value)
+            reply = server.query(query, db="nsb_trend")["results"][0]
+            assert "error" not in reply, (query, reply)
+            found.append(sum(len(s["values"]) for s in reply.get("series", [])))
+        assert found == [3, 0, 30]  # regressions, progressions, each run's group average
