@@ -200,6 +200,7 @@ def test_a_nic_the_pod_does_not_let_nsb_bind_stops_the_run_in_one_line(pod, resu
     _clean(pod_nodes(pod_file))
 
 
+@pytest.mark.slow  # a minute on the pod; per-hop loss against OVS's counters runs in the lab
 @FIRST
 def test_at_an_overload_each_link_s_loss_is_what_the_host_s_tap_dropped(pod, results_conf,
                                                                       tmp_path):

@@ -93,6 +93,7 @@ def test_ovs_dpdk_and_a_vm_come_up_on_the_host_over_ssh_and_forward(host, result
     _gone(task_id)
 
 
+@pytest.mark.slow  # 50 s: the killed run's clean-up below covers the host side in make test
 def test_a_vm_that_never_answers_stops_the_run_in_one_line_and_is_removed(host, results_conf,
                                                                           tmp_path):
     """The deployment fails after OVS-DPDK, the cables and the VM are up: everything

@@ -185,6 +185,20 @@ def test_l2fwd_pairs_ports_on_its_cores(tmp_path):
     assert two.command()[two.command().index("-l") + 1] == "0-1"
 
 
+def test_testpmd_noisy_forwarding_does_the_work_asked_per_frame(tmp_path):
+    """noisy_lookups become testpmd's --noisy-lkup-* (memory 64 MB unless given);
+    other forward modes get none of them."""
+    noisy = vnf_of(lab_task(tmp_path, app="testpmd", options={
+        "forward_mode": "noisy", "noisy_lookups": {"reads": 60, "reads_writes": 2}}))
+    args = app_args(noisy)
+    assert "--forward-mode=noisy" in args
+    assert [a for a in args if a.startswith("--noisy-lkup")] == [
+        "--noisy-lkup-memory=64", "--noisy-lkup-num-reads=60", "--noisy-lkup-num-writes=0",
+        "--noisy-lkup-num-reads-writes=2"]
+    plain = vnf_of(lab_task(tmp_path, app="testpmd", options={"forward_mode": "io"}))
+    assert not any(a.startswith("--noisy") for a in app_args(plain))
+
+
 # route files
 
 def test_no_route_file_when_l3fwds_own_table_routes_the_lab(tmp_path):

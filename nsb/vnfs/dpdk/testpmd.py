@@ -31,8 +31,20 @@ class TestpmdVnf(DpdkApp):
             "testpmd_path": {"description": "the testpmd binary (a name on PATH or a path)",
                              "type": "string", "default": "dpdk-testpmd"},
             "forward_mode": {"description": "testpmd's --forward-mode; mac rewrites the "
-                                            "destination to the peer's MAC",
-                             "enum": ["io", "mac", "macswap", "5tswap", "csum"], "default": "io"},
+                                            "destination to the peer's MAC; noisy forwards as "
+                                            "io after the per-frame memory work of "
+                                            "noisy_lookups (a VNF's own work)",
+                             "enum": ["io", "mac", "macswap", "5tswap", "csum", "noisy"],
+                             "default": "io"},
+            "noisy_lookups": {
+                "description": "noisy forwarding's work per frame (testpmd's --noisy-lkup-*): "
+                               "random reads and writes in memory_mb of its own memory",
+                "type": "object", "additionalProperties": False,
+                "properties": {"memory_mb": {"type": "integer", "minimum": 1, "default": 64},
+                               "reads": {"type": "integer", "minimum": 0, "default": 0},
+                               "writes": {"type": "integer", "minimum": 0, "default": 0},
+                               "reads_writes": {"type": "integer", "minimum": 0,
+                                                "default": 0}}},
             "cores": {"description": "forwarding cores (--nb-cores)",
                       "type": "integer", "minimum": 1, "maximum": 64, "default": 1},
             "lcores": LCORES,
@@ -64,6 +76,13 @@ class TestpmdVnf(DpdkApp):
                 f"--nb-cores={o['cores']}", f"--burst={o['burst']}", f"--rxd={o['rxd']}",
                 f"--txd={o['txd']}", f"--total-num-mbufs={o['mbufs']}",
                 "--stats-period=3600"]
+        if o["forward_mode"] == "noisy":
+            work = {"memory_mb": 64, "reads": 0, "writes": 0, "reads_writes": 0,
+                    **(o.get("noisy_lookups") or {})}
+            argv += [f"--noisy-lkup-memory={work['memory_mb']}",
+                     f"--noisy-lkup-num-reads={work['reads']}",
+                     f"--noisy-lkup-num-writes={work['writes']}",
+                     f"--noisy-lkup-num-reads-writes={work['reads_writes']}"]
         if o["forward_mode"] == "mac":
             for port, iface in enumerate(self.interfaces):
                 if iface.peer_mac:
