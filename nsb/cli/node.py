@@ -9,7 +9,8 @@ from nsb.errors import NsbError
 def register(subparsers) -> None:
     actions = command_group(subparsers, "node", help="lab nodes of a pod file")
     check = actions.add_parser("check", help="pre-flight report of every node of a pod: "
-                               "reachable, binaries, hugepages, isolated CPUs, NIC drivers")
+                               "reachable, binaries, hugepages, isolated CPUs, NIC drivers, "
+                               "and which generators and VNFs each node can run")
     check.add_argument("pod", help="NSB pod file")
     check.add_argument("--binary", action="append", metavar="NAME",
                        help="a binary that must be present (repeatable; default: "
@@ -21,7 +22,7 @@ def cmd_node_check(args) -> int:
     """One line per check and node; exit 1 when a check failed."""
     from nsb.contexts import baremetal
     from nsb.errors import TaskError
-    from nsb.nodes import preflight
+    from nsb.nodes import preflight, tool_check
     from nsb.task import input_file, pod_file
 
     nodes = pod_file.load_pod(input_file.resolve(args.pod))
@@ -40,6 +41,9 @@ def cmd_node_check(args) -> int:
             for result in preflight.check_node(node, binaries):
                 print(result.line())
                 failed += not result.ok
+            run = node.executor.run(["sh", "-c", tool_check.script()], check=False)
+            for line in tool_check.summary(node.name, *tool_check.what_runs(run.stdout)):
+                print(line)
     finally:
         baremetal.disconnect(nodes.values())
     return 1 if failed else 0

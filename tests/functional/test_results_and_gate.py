@@ -27,6 +27,7 @@ def _nsb(results_conf, *argv):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # two quick-start runs, 100 s; the suite's real runs gate by SLA in make test
 def test_two_runs_compare_and_gate_by_what_limited_them(results_conf, tmp_path):
     results = tmp_path / "results"
     first = _run(results_conf, results, "first")

@@ -96,7 +96,9 @@ def test_a_missing_binary_is_one_preflight_line(ys):
     vfw.node.executor = LocalExecutor()
     problems = vfw.preflight({"online_cpus": "0-3", "mem_available_kb": 8 << 20})
     assert problems == ["vFW not found at /nonexistent/nsb_bin/vFW on vnf_0: set "
-                        "options.bin_path (NSB's /opt/nsb_bin by default) or options.vnf_path"]
+                        "options.bin_path (NSB's /opt/nsb_bin by default) or options.vnf_path; "
+                        "the install_samplevnf role installs it (nsb ansible install POD "
+                        "--archives FILE)"]
 
 
 def test_cores_the_node_lacks_are_one_preflight_line(ys):

@@ -21,7 +21,8 @@ class L2fwdVnf(DpdkApp):
     KIND = "l2fwd"
     PROGRAM = "l2fwd"
     PATH_OPTION = "l2fwd_path"
-    INSTALL_HINT = " to your build of DPDK's examples/l2fwd"
+    INSTALL_HINT = (" to your build of DPDK's examples/l2fwd, or /opt/nsb_bin/dpdk-l2fwd: "
+                    "the install_dpdk_apps role installs it (nsb ansible install)")
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

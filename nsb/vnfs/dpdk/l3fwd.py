@@ -56,7 +56,8 @@ class L3fwdVnf(DpdkApp):
     KIND = "l3fwd"
     PROGRAM = "l3fwd"
     PATH_OPTION = "l3fwd_path"
-    INSTALL_HINT = " to your build of DPDK's examples/l3fwd"
+    INSTALL_HINT = (" to your build of DPDK's examples/l3fwd, or /opt/nsb_bin/dpdk-l3fwd: "
+                    "the install_dpdk_apps role installs it (nsb ansible install)")
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nsb.errors import NsbError, PrerequisiteError, RunError, TaskError
 from nsb.executors.base import tail
-from nsb.nodes import platform
+from nsb.nodes import platform, tool_roles
 from nsb.port_counts import PortCount
 from nsb.task import input_file
 from nsb.vnfs.base import Vnf
@@ -204,7 +204,8 @@ class ProxVnf(Vnf):
         if self.executor.run(["test", "-x", path], check=False).returncode != 0:
             raise PrerequisiteError(
                 f"{self.name}: PROX binary not found at {path} on node {self.node.name} (looked "
-                f"for an executable file there; set the prox_path option of {self.name})")
+                f"for an executable file there; set the prox_path option of {self.name}; "
+                f"{tool_roles.hint('prox')})")
         for text, remote in self.files.values():
             self.executor.write_file(remote, text)
         if self.options["prox_generate_parameter"]:

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from nsb.errors import PrerequisiteError, RunError
-from nsb.nodes import platform
+from nsb.nodes import platform, tool_roles
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.kernel_ports import SilencedPorts
 from nsb.vnfs.samplevnf import eal, memory, options, ports
@@ -109,7 +109,8 @@ class SampleVnf(Vnf):
     def _missing_binary(self) -> str:
         where = "options.vnf_path" if self.options.get("vnf_path") else \
             "options.bin_path (NSB's /opt/nsb_bin by default) or options.vnf_path"
-        return f"{self.APP_NAME} not found at {self.binary} on {self.node.name}: set {where}"
+        return f"{self.APP_NAME} not found at {self.binary} on {self.node.name}: set " \
+               f"{where}; {tool_roles.hint('samplevnf')}"
 
     def describe(self) -> dict:
         info = super().describe()

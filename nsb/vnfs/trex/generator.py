@@ -20,6 +20,7 @@ from dataclasses import replace
 from nsb import frames
 from nsb.contexts.base import Endpoint, vhost_socket
 from nsb.errors import PrerequisiteError, RunError
+from nsb.nodes import tool_roles
 from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
@@ -181,7 +182,7 @@ class TrexTrafficGen(TrafficGen):
             raise PrerequisiteError(
                 f"{self.node.name}: no TRex server in {self.trex_path} (missing "
                 f"{', '.join(missing)}): set options.trex_path, or install TRex at "
-                f"{install.DEFAULT_PATH} or set {install.ENV}")
+                f"{install.DEFAULT_PATH} ({tool_roles.hint('trex')}) or set {install.ENV}")
         client_dir = install.client_dir(self.trex_path, self.options.get("trex_client_lib"))
         self.api = install.load_stl_api(client_dir)
         self._low_end = self._decide_low_end()
