@@ -13,7 +13,6 @@ import shlex
 from nsb.nodes.tool_roles import ROLES, hint
 
 BIN = "/opt/nsb_bin"
-RECORDS = f"{BIN}/.nsb-tools"
 # what nsb runs -> (the tool that provides it, where nsb looks for it: a path or a name on PATH)
 PROGRAMS = {
     "trex": ("trex", [f"{BIN}/trex/scripts/t-rex-64"]),

@@ -103,22 +103,28 @@ def marks(found: list[trend.Trend]) -> list[InfluxPoint]:
             change = CHANGE.get(group["comment"], 0.0) if began else 0.0
             fields = {n.GROUP_AVG_PPS: group["avg"], n.CHANGE: change,
                       n.THROUGHPUT_PPS: point.value}
-            if began and before["avg"]:
-                fields[n.CHANGE_PCT] = 100.0 * (group["avg"] - before["avg"]) / before["avg"]
-            fields[n.TREND_TEXT] = _text(one, point, group, before if began else None)
+            step_pct = _step_pct(before, group) if began else None
+            if step_pct is not None:
+                fields[n.CHANGE_PCT] = step_pct
+            fields[n.TREND_TEXT] = _text(one, point, group, before if began else None, step_pct)
             points.append(InfluxPoint(n.TREND, tags, fields, round(point.time_s * 1e9)))
             if group["last"] == point.task_id:
                 before = group
     return points
 
 
-def _text(one: trend.Trend, point: trend.Point, group: dict, before: dict | None) -> str:
+def _step_pct(before: dict, group: dict) -> float | None:
+    """The new group's average against the one before, in %; None when that was 0."""
+    return 100.0 * (group["avg"] - before["avg"]) / before["avg"] if before["avg"] else None
+
+
+def _text(one: trend.Trend, point: trend.Point, group: dict, before: dict | None,
+          step_pct: float | None) -> str:
     """The annotation's words: where a group began, the step; else the run's group."""
     if before is None:
         return f"{one.name}: run {point.task_id} in a group of {group['runs']} runs " \
                f"averaging {units.pps_text(group['avg'])}"
-    step = f" ({100.0 * (group['avg'] - before['avg']) / before['avg']:+.1f} %)" \
-        if before["avg"] else ""
+    step = f" ({step_pct:+.1f} %)" if step_pct is not None else ""
     return (f"{group['comment']} at run {point.task_id}: {one.name} "
             f"{units.pps_text(before['avg'])} -> {units.pps_text(group['avg'])}{step}, jumpavg")
 
