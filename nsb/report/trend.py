@@ -28,6 +28,7 @@ class Point:
     value: float  # throughput_pps
     left_out: str = ""  # why it is not part of the trend ('' when it is)
     time_s: float = 0.0  # when the answer was found (the result's timestamp)
+    samples: tuple[float, ...] = ()  # MRR's trial receive rates: the run as jumpavg takes it
 
 
 @dataclass
@@ -89,7 +90,9 @@ def _points(stem: str, task_id: str, result: dict):
     key = (stem, result.get("scenario", ""), result.get("profile", ""),
            result.get("frame_size"))
     when = float(result.get("timestamp") or 0.0)
-    yield (*key, None), Point(task_id, float(result.get("throughput_pps") or 0.0), why, when)
+    samples = tuple(float(r) for r in (result.get("mrr") or {}).get("receive_rates_pps") or ())
+    yield (*key, None), Point(task_id, float(result.get("throughput_pps") or 0.0), why, when,
+                              samples)
     for share in result.get("chains") or []:
         yield (*key, share["chain"]), Point(task_id, float(share["throughput_pps"]), why, when)
 
@@ -105,7 +108,9 @@ def classify(test: tuple, points: list[Point]) -> Trend:
     if len(counted) < 2:
         trend.newest = ""
         return trend
-    groups = jumpavg.classify([p.value for p in counted])
+    # a run with trials is their sequence (CSIT's MRR trending): jumpavg then weighs a
+    # step against the runs' own spread, not only against the spread of their means
+    groups = jumpavg.classify([list(p.samples) if p.samples else p.value for p in counted])
     start = 0
     for group in groups:
         members = counted[start:start + len(group.run_list)]
@@ -164,5 +169,7 @@ def as_json(found: list[Trend]) -> str:
     return json.dumps([{"test": list(t.test), "name": t.name, "newest": t.newest,
                         "change_pct": t.change_pct, "groups": t.groups,
                         "points": [{"task_id": p.task_id, "throughput_pps": p.value,
-                                    "left_out": p.left_out} for p in t.points]}
+                                    "left_out": p.left_out,
+                                    **({"trials_pps": list(p.samples)} if p.samples else {})}
+                                   for p in t.points]}
                        for t in found], indent=1)

@@ -53,7 +53,7 @@ def _answer(tags: dict) -> tuple:
 def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[trend.Point]]:
     """Every test's points in time order, from the results of the last ``days``."""
     done = finished_tasks(settings, days)
-    fields = f'"{n.THROUGHPUT_PPS}", "{n.WARNING_COUNT}"'
+    fields = f'"{n.THROUGHPUT_PPS}", "{n.WARNING_COUNT}", "{n.RECEIVE_RATES}"'
     results = reader.query(settings, f'SELECT {fields} FROM "{n.RESULT}" WHERE '
                                      f"{_since(days)} GROUP BY *")
     tests: dict[tuple, list[tuple]] = {}
@@ -83,8 +83,9 @@ def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[t
 
 
 def _point(task_id: str, row: dict, why: str) -> tuple:
+    samples = tuple(float(r) for r in (row.get(n.RECEIVE_RATES) or "").split(",") if r)
     return (task_id, row["time"]), trend.Point(task_id, float(row[n.THROUGHPUT_PPS]), why,
-                                               row["time"] / 1e9)
+                                               row["time"] / 1e9, samples)
 
 
 def marks(found: list[trend.Trend]) -> list[InfluxPoint]:

@@ -104,14 +104,18 @@ class Snapshot:
     """The counters at one refresh of PROX's master loop: what every stats command reads.
 
     Real PROX answers stats from such a snapshot, refreshed every ``-r`` seconds
-    (1 s by default); its ``last_tsc`` is the moment it was taken.
+    (1 s by default); its ``last_tsc`` is the moment it was taken. ``port_stats``
+    diffs are between this snapshot and the one before (its ``prev_tsc``), as the
+    transcripts show: last_tsc - prev_tsc is one refresh, whenever it is asked.
     """
 
-    def __init__(self, sim: Sim):
+    def __init__(self, sim: Sim, before: Snapshot | None = None):
         sim.advance()
         self._tsc = sim.tsc_of_last_advance()  # the moment the counters are of
         self.tasks = copy.deepcopy(sim.tasks)
         self.ports = copy.deepcopy(sim.ports)
+        self.before = {num: (port.counters(), before.tsc() if before else self._tsc)
+                       for num, port in (before.ports if before else self.ports).items()}
         self.index = {(t.core, t.task): t for t in self.tasks}
         self.live, self.dut = sim.live, sim.dut
 
@@ -135,7 +139,7 @@ class Prox:
     def __init__(self, sim: Sim, refresh_s: float = 1.0, blocking: bool = True):
         self.live = self.sim = sim
         self.refresh_s, self.blocking = refresh_s, blocking
-        self.view = Snapshot(sim)
+        self.view = Snapshot(sim, Snapshot(sim))  # PROX starts with two samples taken
         self.next_refresh = time.monotonic() + refresh_s
         self.commands = [
             ("lat all stats", self.lat_all_stats), ("lat stats", self.lat_stats),
@@ -154,7 +158,7 @@ class Prox:
         """Take the snapshots due by now; seconds until the next one."""
         now = time.monotonic()
         if now >= self.next_refresh:
-            self.view = Snapshot(self.live)
+            self.view = Snapshot(self.live, self.view)
             while self.next_refresh <= now:
                 self.next_refresh += self.refresh_s
         return self.next_refresh - now
@@ -244,7 +248,7 @@ class Prox:
 
     def reset_stats(self, args: list[str]) -> None:
         self.sim.reset()
-        self.view = Snapshot(self.live)  # what PROX displays is zeroed at once
+        self.view = Snapshot(self.live)  # what PROX displays is zeroed at once, diffs too
 
     def speed(self, args: list[str]) -> None:
         value = float(args[2])
@@ -345,12 +349,11 @@ class Prox:
         port = self._port(args[0])
         if port is None:
             return None
-        self.sim.advance()
-        tsc, cur = self.sim.tsc(), port.counters()
-        diff = ",".join(str(a - b) for a, b in zip(cur, port.snap, strict=True))
-        reply = f"0,0,{diff},{port.rx_pkts},{port.tx_pkts},0,0,{tsc},{port.snap_tsc}"
-        port.snap, port.snap_tsc = cur, tsc
-        return reply
+        view = self.view  # port stats are always the last two refreshes
+        port = view.ports[port.num]
+        prev, prev_tsc = view.before[port.num]
+        diff = ",".join(str(a - b) for a, b in zip(port.counters(), prev, strict=True))
+        return f"0,0,{diff},{port.rx_pkts},{port.tx_pkts},0,0,{view.tsc()},{prev_tsc}"
 
     def multi_port_stats(self, args: list[str]) -> str | None:
         ports = [self._port(str(p)) for p in int_list(args[0])]

@@ -78,8 +78,6 @@ class Port:
     tx_pkts: int = 0
     rx_bytes: int = 0
     tx_bytes: int = 0
-    snap: tuple[int, int, int, int] = (0, 0, 0, 0)
-    snap_tsc: int = 0
 
     def counters(self) -> tuple[int, int, int, int]:
         return (self.rx_bytes, self.tx_bytes, self.rx_pkts, self.tx_pkts)
@@ -100,8 +98,6 @@ class Sim:
         self.frozen_tsc = self._tsc_now()
         self.fwd_frac = 0.0
         self.rot = 0
-        for p in ports.values():
-            p.snap_tsc = self.frozen_tsc
         for t in tasks:
             t.reset(self.t_last)
 
@@ -173,12 +169,10 @@ class Sim:
 
     def reset(self) -> None:
         self.advance()
-        tsc = self.tsc()
         for t in self.tasks:
             t.reset(self.t_last)
         for p in self.ports.values():
             p.rx_pkts = p.tx_pkts = p.rx_bytes = p.tx_bytes = 0
-            p.snap, p.snap_tsc = (0, 0, 0, 0), tsc
         self.fwd_frac = 0.0
 
 

@@ -39,17 +39,21 @@ def _spec(kind: str, options: dict) -> PluginSpec:
 
 def run_events(task_id: str, index: int, at: float) -> list:
     level = (BEFORE if index < STEP_AT else AFTER) * (1 + NOISE[index])
-    scenario = (ScenarioSummary("chains", "tg0", "binsearch"),)
+    scenario = (ScenarioSummary("chains", "tg0", "mrr"),)
     chains = [{"chain": k, "throughput_pps": level / 2 * (1 + 0.001 * k), "tx_packets": 1,
                "rx_packets": 1, "loss_pct": 0.0} for k in (0, 1)]
+    trials = [level * (1 + d) for d in (-0.003, 0.0, 0.003)]  # what jumpavg gets of a run
     status = TaskStatus.ERROR if index == FAILED_RUN else TaskStatus.OK
     return [TaskStarted(task_id, "", task_file="tc_testpmd_chains.yaml", description="",
                         plan={}, results_dir="", timestamp=at, scenarios=scenario),
             ResultReady(task_id, "chains", iteration=0, frame_size=64, throughput_pps=level,
                         throughput_mbps=level * 84 * 8 / 1e6, line_rate_pct=level / 148809.52,
-                        loss_pct=0.0, latency=None, trials=9, profile="binsearch",
+                        loss_pct=0.0, latency=None, trials=3, profile="mrr",
                         limited_by="generator" if index == GENERATOR_LIMITED_RUN else "dut",
-                        timestamp=at + 30, extra={"chains": chains}),
+                        timestamp=at + 30, extra={"chains": chains, "mrr": {
+                            "trials": 3, "duration_s": 1.0, "rate_pct": 100.0,
+                            "receive_rates_pps": trials, "mean_pps": level,
+                            "stdev_pps": 0.003 * level}}),
             TaskFinished(task_id, "", status=status, duration_s=40.0, timestamp=at + 40)]
 
 
@@ -103,7 +107,9 @@ def test_the_influxdb_history_trends_as_the_results_directory_and_marks_the_step
         assert from_influx == from_dir
         names = [t["name"] for t in from_influx]
         assert len(names) == 3 and names[0].startswith(
-            'tc_testpmd_chains {"chains":2,"packet_sizes":[64]} chains binsearch 64')
+            'tc_testpmd_chains {"chains":2,"packet_sizes":[64]} chains mrr 64')
+        # the aggregate's runs are their trials in both (chains' shares are bare numbers)
+        assert all(len(p["trials_pps"]) == 3 for p in from_influx[0]["points"])
         task_ids = sorted(p.name for p in results.iterdir())
         for found in from_influx:  # the aggregate and each chain
             assert found["newest"] == "regression"

@@ -502,6 +502,26 @@ def test_an_unconfirmed_answer_carries_its_warnings_to_influxdb():
     assert 'warnings="the confirmation lost 0.02%; a latency trial lost"' in point.line()
 
 
+def test_an_mrr_result_carries_its_trials_receive_rates_to_the_last_bit():
+    from nsb.report import trend_influx
+
+    rates = [52341.09795132824, 1 / 3, 49999.99999999999]
+    event = ResultReady("t1", "sc", iteration=0, frame_size=64, throughput_pps=1.0,
+                        throughput_mbps=1.0, line_rate_pct=1.0, loss_pct=0.0, latency=None,
+                        limited_by="dut", trials=3, profile="mrr", timestamp=T0 + 2,
+                        extra={"mrr": {"receive_rates_pps": rates, "mean_pps": 1.0}})
+    [point] = builder().points(event)
+    assert point.fields["mrr_mean_pps"] == 1.0
+    row = {"time": 7, "throughput_pps": 1.0, "mrr_receive_rates_pps":
+           point.fields["mrr_receive_rates_pps"]}
+    (_, read) = trend_influx._point("t1", row, "")
+    assert read.samples == tuple(rates)  # exactly what the results file gives jumpavg
+    assert "mrr_receive_rates_pps" not in builder().points(
+        ResultReady("t1", "sc", iteration=0, frame_size=64, throughput_pps=1.0,
+                    throughput_mbps=1.0, line_rate_pct=1.0, loss_pct=0.0, latency=None,
+                    limited_by="dut", trials=3, timestamp=T0 + 2))[0].fields
+
+
 def test_each_service_chain_of_a_trial_and_a_result_is_a_point_tagged_with_it():
     from dataclasses import replace
 

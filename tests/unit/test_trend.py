@@ -12,8 +12,9 @@ import pytest
 from nsb.report import trend
 
 
-def _history(tmp_path, values, limited=(), args=None, chains=None):
-    """One finished run per value, in time order (task ids sort by start time)."""
+def _history(tmp_path, values, limited=(), args=None, chains=None, spread=()):
+    """One finished run per value, in time order (task ids sort by start time); with
+    ``spread``, each an MRR run of trials at value * (1 + each part of it)."""
     ids = []
     for n, value in enumerate(values):
         task_id = f"261101-{n:06d}-aaaaaa"
@@ -22,6 +23,8 @@ def _history(tmp_path, values, limited=(), args=None, chains=None):
         result = {"scenario": "s", "profile": "mrr", "frame_size": 64,
                   "throughput_pps": value, "warnings": [], "timestamp": 1.8e9 + 3600 * n,
                   "limited_by": "generator" if n in limited else "dut"}
+        if spread:
+            result["mrr"] = {"receive_rates_pps": [value * (1 + d) for d in spread]}
         if chains:
             result["chains"] = [{"chain": k, "throughput_pps": value * share}
                                 for k, share in enumerate(chains)]
@@ -44,6 +47,28 @@ def test_a_step_down_is_a_regression_found_at_the_run_it_was_made(tmp_path):
     assert found.groups[1]["first"] == ids[8] and found.groups[1]["comment"] == "regression"
     assert found.newest == "regression"
     assert found.change_pct == pytest.approx(-10, abs=1)
+
+
+# the means of five lab runs in CI (tests/functional/test_trend_lab.py): as bare numbers
+# jumpavg splits every run after the first two, since nothing says how noisy a run is
+LAB_MEANS = [52341.1, 52250.5, 50433.6, 29663.6, 26930.2]
+TRIAL_SPREAD = (-0.07, -0.03, 0.0, 0.01, 0.03, 0.06)  # as that lab's trials spread
+
+
+def test_an_mrr_run_is_its_trials_so_a_step_is_weighed_against_their_spread(tmp_path):
+    bare, trials = tmp_path / "bare", tmp_path / "trials"
+    bare.mkdir()
+    trials.mkdir()
+    _history(bare, LAB_MEANS)
+    (found,) = trend.trends(bare)
+    assert [g["runs"] for g in found.groups] == [2, 1, 1, 1]
+    ids = _history(trials, LAB_MEANS, spread=TRIAL_SPREAD)
+    (found,) = trend.trends(trials)
+    assert found.points[0].samples == pytest.approx([v * (1 + d) for v in LAB_MEANS[:1]
+                                                     for d in TRIAL_SPREAD])
+    assert [(g["first"], g["runs"], g["comment"]) for g in found.groups] == \
+        [(ids[0], 3, "normal"), (ids[3], 2, "regression")]
+    assert found.groups[1]["avg"] == pytest.approx(sum(LAB_MEANS[3:]) / 2)
 
 
 def test_a_step_up_is_a_progression_and_a_flat_history_is_normal(tmp_path):

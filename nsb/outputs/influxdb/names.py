@@ -86,6 +86,7 @@ LINE_RATE_PCT = "line_rate_pct"
 FRAME_BYTES = "frame_bytes"  # the mean frame size: orders rows, IMIX among sizes
 WARNING_COUNT = "warning_count"  # what the answer cannot vouch for: 0 when confirmed
 WARNINGS = "warnings"  # the warnings in words, "; " between them (only when there are)
+RECEIVE_RATES = "mrr_receive_rates_pps"  # MRR's trial receive rates, "," between them
 
 # nsb_soak fields (and LOSS_PCT, TX/RX_RATE_PPS, REQUESTED_RATE_PPS, the latency)
 INTERVAL = "interval"

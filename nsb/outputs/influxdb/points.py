@@ -290,6 +290,10 @@ class PointBuilder:
         point = self._point(n.RESULT, event, tags, fields)
         if event.warnings:  # a string field, in words
             point = replace(point, fields={**point.fields, n.WARNINGS: "; ".join(event.warnings)})
+        if rates := (event.extra.get("mrr") or {}).get("receive_rates_pps"):
+            # a string field: the trials as the trend takes them, to the last bit
+            point = replace(point, fields={**point.fields,
+                                           n.RECEIVE_RATES: ",".join(map(repr, rates))})
         return point
 
     def _kpis(self, event: KpiSample) -> list[InfluxPoint]:

@@ -227,7 +227,8 @@ class ProxClient:
         return CoreStats(*self._fields(command, self.query(command), "rx,tx,drop,last_tsc,tsc_hz"))
 
     def port_stats(self, port: int) -> dict[str, int]:
-        """One port's counters: differences since the previous call and totals."""
+        """One port's counters: totals, and differences between PROX's last two stats
+        refreshes (prev_tsc to last_tsc, one refresh apart), not since the previous call."""
         names = ("no_mbufs_diff,ierrors_diff,rx_bytes_diff,tx_bytes_diff,rx_pkts_diff,"
                  "tx_pkts_diff,rx_tot,tx_tot,no_mbufs_tot,ierrors_tot,last_tsc,prev_tsc")
         command = f"port_stats {port}"
