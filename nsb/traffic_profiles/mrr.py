@@ -59,6 +59,8 @@ class MrrProfile(TrafficProfile):
         reason = (f"{len(short)} of {len(done)} trials sent less than the load asked and "
                   "lost nothing: the receive rate is the generator's" if short else
                   "the receive rate at the maximum load")
+        if notes := [r.generator_note for r in short if r.generator_note]:
+            reason += f" ({notes[-1]})"  # the generator's words: on memif, the DUT may be why
         sent = sum(r.tx_packets for r in done)
         lost = sum(max(0, r.tx_packets - r.rx_packets) for r in done)
         measurer.result_ready(frame, done[-1], self.speed_gbps, limited_by, len(done),

@@ -65,6 +65,18 @@ def test_a_generator_that_cannot_send_the_load_sets_the_number_and_says_so():
     assert result.extra["mrr"]["rate_pct"] == 50
 
 
+def test_a_short_trials_own_words_reach_the_reason():
+    from dataclasses import replace
+
+    class HeldBack(SimulatedDutGenerator):  # as TRex says it over memif (stats.pushed_back)
+        def run_trial(self, trial):
+            return replace(super().run_trial(trial), generator_note="over memif, held back")
+
+    _, (result,) = run(HeldBack(capacity_pps=5e6, max_tx_pps=1e6), trials=2, rate_pct=50)
+    assert result.limited_by == "generator"
+    assert result.limited_reason.endswith("is the generator's (over memif, held back)")
+
+
 def test_one_trial_has_no_spread():
     _, (result,) = run(SimulatedDutGenerator(capacity_pps=2e5), trials=1)
     assert result.extra["mrr"]["stdev_pps"] == 0.0

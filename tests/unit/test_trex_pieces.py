@@ -145,6 +145,22 @@ def test_the_offered_rate_is_the_frames_over_the_trial_when_trex_kept_its_schedu
     assert short.generator_note == "TRex sent 180,000 of the 200,000 frames asked"
 
 
+def test_a_lossless_shortfall_over_memif_says_the_dut_may_have_held_trex_back():
+    class OverMemif(_Gen):
+        ports = [Interface("xe0", kind="memif"), Interface("xe1", kind="memif")]
+
+    trial = Trial(64, 200_000, 1.0)
+    pace = Pacing(1.4, lagged=True, note="TRex was still sending")
+    held = stats.trial_result(trial, OverMemif(), _counters(70_000, 70_000), pace, None)
+    assert held.generator_limited and held.generator_note.startswith(
+        "TRex was still sending; over memif, which holds the sender back rather than drop,")
+    assert "cannot be told apart" in held.generator_note
+    lossy = stats.trial_result(trial, OverMemif(), _counters(70_000, 60_000), pace, None)
+    assert lossy.generator_note == "TRex was still sending"  # the DUT dropped: not held back
+    veth = stats.trial_result(trial, _Gen(), _counters(70_000, 70_000), pace, None)
+    assert veth.generator_note == "TRex was still sending"
+
+
 def test_loss_on_the_generators_own_receive_path_is_not_the_duts():
     from nsb.events import Verdict
     from nsb.traffic_profiles.measurer import judge

@@ -115,6 +115,8 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
     note = pace.note
     if not note and tx < intended * (1 - (0 if trial.burst_frames else tolerance)):
         note = f"TRex sent {tx:,} of the {intended:,} frames asked"
+    if note and rx >= tx:
+        note += pushed_back(gen)
     seconds = trial.duration_s
     if pace.lagged:  # the frames at TRex's pace: the seconds they took
         seconds = tx / pace.pace_pps if pace.pace_pps else pace.sent_for_s
@@ -133,6 +135,21 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
         extra["known_within_s"] = pace.known_within_s
         proven = extra["proven_tx_pps"] = tx / max(pace.known_within_s, trial.duration_s)
     return replace(result, extra=extra, proven_tx_pps=proven)
+
+
+def pushed_back(gen) -> str:
+    """What a short, lossless trial cannot tell on links that hold the sender back
+    instead of dropping (memif, vhost-user): measured with testpmd over memif, a DUT
+    slower than the rate slowed TRex with no loss and no counter of TRex's (queue_full,
+    oerrors, memif's xstats) saying so. '' on other links."""
+    kinds = sorted({gen.ports[n].kind for n in gen.tx_ports
+                    if gen.ports[n].is_memif or gen.ports[n].is_vhostuser})
+    if not kinds:
+        return ""
+    holds = "hold" if len(kinds) > 1 else "holds"
+    return (f"; over {' and '.join(kinds)}, which {holds} the sender back rather than drop, "
+            "a DUT slower than this rate slows TRex the same way with nothing lost: "
+            "the generator and the DUT cannot be told apart here")
 
 
 def nsb_named_kpis(result: TrialResult, gen, port_stats: dict) -> dict[str, float]:
