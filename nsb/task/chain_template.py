@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 
-from nsb.task import values
+from nsb.task import chain_standalone, values
 from nsb.task.documents import Where
 from nsb.task.yaml_lines import LocatedDocument
 
@@ -45,6 +45,9 @@ SCHEMA = {
         "via": {"type": "string", "minLength": 1},  # every hop through this bridge
         "context": {"type": "string", "minLength": 1},  # which context hosts the NFs
         "deployed": {"type": "integer", "minimum": 1, "maximum": 64},  # chains laid out
+        # StandaloneOvsDpdk: the host NICs cabled to the generator, two per chain in order
+        "phy_ports": {"type": "array", "minItems": 2, "maxItems": 128,
+                      "items": {"type": "string", "minLength": 1}},
         "cores": {
             "type": "object",
             "required": ["pool"],
@@ -83,12 +86,20 @@ def _expand_scenario(doc: LocatedDocument, at: tuple, scenario: dict) -> None:
         if names.index(name) != j:
             raise where.error(f"NF name {name!r} twice: each NF of the chain needs its own "
                               "(its nodes and VNFs are named <name><chain>)", "nfs", j, "name")
-    cores = _cores(template, template["nfs"], count, where)
     gen = scenario["traffic_generator"]
     host = _hosting_context(doc, template, where)
-    gen_ifaces = _generator_node(doc, gen["node"], where).setdefault("interfaces", {})
-    for k in range(deployed):
-        _lay_out_chain(doc, at, template, host, (gen["node"], gen_ifaces), k)
+    if host[1].get("type") in chain_standalone.TYPES:
+        chain_standalone.check(template, deployed, where)
+        _lay_out_standalone(doc, at, template, host, gen["node"], deployed)
+    else:
+        if "phy_ports" in template:
+            raise where.error("phy_ports are the host NICs of a StandaloneOvsDpdk context's "
+                              f"chains; a {host[1].get('type')} context cables its own",
+                              "phy_ports")
+        gen_ifaces = _generator_node(doc, gen["node"], where)
+        for k in range(deployed):
+            _lay_out_chain(doc, at, template, host, (gen["node"], gen_ifaces), k)
+    cores = _cores(template, template["nfs"], count, where)
     vnfs = scenario.setdefault("vnfs", [])
     for k in range(count):
         for j, nf in enumerate(template["nfs"]):
@@ -141,6 +152,41 @@ def _lay_out_chain(doc: LocatedDocument, at: tuple, template: dict, host: tuple,
         _located(doc, (*context_at, "links", len(links) - 1), at + ("chain",))
 
 
+def _lay_out_standalone(doc: LocatedDocument, at: tuple, template: dict, host: tuple,
+                        gen_node: str, deployed: int) -> None:
+    """The chains' VMs and networks in a StandaloneOvsDpdk context; the generator's ports
+    are added to its node where the task declares it (a lab namespace), else they are
+    its pod file's xe0, xe1, xe2... (a real generator's NICs, named as NSB names them)."""
+    where = Where(doc, at + ("chain",))
+    context_at, context = host
+    gen_ifaces = _declared_node(doc, gen_node)
+    for k in range(deployed):
+        if gen_ifaces is not None:
+            for end in (f"xe{2 * k}", f"xe{2 * k + 1}"):
+                if end in gen_ifaces:
+                    raise where.error(f"the generator's node {gen_node!r} already declares "
+                                      f"{end}: the template gives chain {k} its ports; leave "
+                                      "them out of the node")
+                gen_ifaces[end] = {}
+        server, up, down = chain_standalone.lay_out(context, template, gen_node, k, where)
+        _located(doc, (*context_at, "servers", server), at + ("chain", "nfs", 0))
+        for network in (up, down):
+            _located(doc, (*context_at, "networks", network), at + ("chain", "phy_ports"))
+        for index in range(len(context["links"]) - 2, len(context["links"])):
+            _located(doc, (*context_at, "links", index), at + ("chain",))
+
+
+def _declared_node(doc: LocatedDocument, name: str) -> dict | None:
+    """The interfaces of node ``name`` where a context declares it, else None."""
+    contexts = [doc.data["context"]] if "context" in doc.data else doc.data["contexts"]
+    for context in contexts:
+        key = NODE_KEYS.get(context.get("type"))
+        node = (context.get(key) or {}).get(name) if key else None
+        if isinstance(node, dict):
+            return node.setdefault("interfaces", {})
+    return None
+
+
 def _hosting_context(doc: LocatedDocument, template: dict, where: Where
                      ) -> tuple[tuple, dict]:
     """The context the chains' nodes go to: ``context`` (a type or name), else the
@@ -149,12 +195,13 @@ def _hosting_context(doc: LocatedDocument, template: dict, where: Where
         candidates = [(("context",), doc.data["context"])]
     else:
         candidates = [(("contexts", i), c) for i, c in enumerate(doc.data["contexts"])]
-    able = [(at, c) for at, c in candidates if c.get("type") in NODE_KEYS]
+    able = [(at, c) for at, c in candidates
+            if c.get("type") in NODE_KEYS or c.get("type") in chain_standalone.TYPES]
     wanted = template.get("context")
     if wanted is not None:
         able = [(at, c) for at, c in able if wanted in (c.get("type"), c.get("name"))]
     if not able:
-        allowed = ", ".join(NODE_KEYS)
+        allowed = ", ".join((*NODE_KEYS, *chain_standalone.TYPES))
         raise where.error(f"no context of the task can host the chains"
                           f"{f' named {wanted!r}' if wanted else ''}: they need one of type "
                           f"{allowed}", *(("context",) if wanted else ()))
@@ -162,14 +209,12 @@ def _hosting_context(doc: LocatedDocument, template: dict, where: Where
 
 
 def _generator_node(doc: LocatedDocument, name: str, where: Where) -> dict:
-    contexts = [doc.data["context"]] if "context" in doc.data else doc.data["contexts"]
-    for context in contexts:
-        key = NODE_KEYS.get(context.get("type"))
-        node = (context.get(key) or {}).get(name) if key else None
-        if isinstance(node, dict):
-            return node
-    raise where.error(f"the traffic generator's node {name!r} is not declared in a "
-                      "context's nodes: the chains' ports are added to it")
+    """The generator node's declared interfaces, which the chains' ports are added to."""
+    interfaces = _declared_node(doc, name)
+    if interfaces is None:
+        raise where.error(f"the traffic generator's node {name!r} is not declared in a "
+                          "context's nodes: the chains' ports are added to it")
+    return interfaces
 
 
 def _cores(template: dict, nfs: list, count: int, where: Where) -> dict:

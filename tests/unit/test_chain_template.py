@@ -101,3 +101,59 @@ def test_what_a_template_cannot_lay_out_is_one_line(nsb_main, tmp_path, old, new
     assert code == 2
     (line,) = err.strip().splitlines()
     assert expected in line, line
+
+
+def test_standalone_ovs_dpdk_chains_are_vms_on_networks_of_their_own(nsb_main):
+    plan = dry_run(nsb_main, TEMPLATES / "vm_pvp_chains_standalone.yaml", chains=3)
+    standalone = plan["context"]["contexts"][1]
+    assert standalone["links"] == [
+        "tg:xe0 <-> vnf_0:xe0", "vnf_0:xe1 <-> tg:xe1", "tg:xe2 <-> vnf_1:xe0",
+        "vnf_1:xe1 <-> tg:xe3", "tg:xe4 <-> vnf_2:xe0", "vnf_2:xe1 <-> tg:xe5"]
+    assert [vm["mgmt"]["ip"] for vm in standalone["vms"].values()] == \
+        ["10.253.7.5", "10.253.7.6", "10.253.7.7"]
+    nodes = plan["context"]["nodes"]
+    # each chain's networks: its own subnets, the generator's ports at their gateways
+    assert [nodes["tg"]["interfaces"][f"xe{n}"]["ip"] for n in range(6)] == [
+        "152.16.100.20/24", "152.17.40.20/24", "152.16.101.20/24", "152.17.41.20/24",
+        "152.16.102.20/24", "152.17.42.20/24"]
+    assert nodes["vnf_2"]["interfaces"]["xe1"]["ip"] == "152.17.42.10/24"
+    (scenario,) = plan["scenarios"]
+    assert {k: c["ports"] for k, c in scenario["chains"].items()} == {
+        0: ["xe0", "xe1"], 1: ["xe2", "xe3"], 2: ["xe4", "xe5"]}
+    assert list(scenario["vnfs"]) == ["vnf_0", "vnf_1", "vnf_2"]
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("mgmt_cidr: 10.253.7.5/24}\n",
+     "mgmt_cidr: 10.253.7.5/24}\n        - {name: rt, type: l3fwd}\n",
+     "bad.yaml:16: scenarios[0].chain.nfs: a StandaloneOvsDpdk chain is one VM (PVP), not 2"),
+    ("      nfs:\n", "      cores: {pool: '1'}\n      nfs:\n",
+     "bad.yaml:16: scenarios[0].chain.cores: a VM's NF runs on the guest's CPUs"),
+    ("nsbsa4, nsbsa5]", "nsbsa4]", "bad.yaml:15: scenarios[0].chain.phy_ports: 3 chain(s) "
+     "need 6 phy_ports (the host NICs cabled to the generator, two per chain in order); "
+     "the template gives 5"),
+    ("{mgmt_cidr: 10.253.7.5/24}", "{mgmt_cidr: 10.253.7.5/24, vcpus: 2}",
+     "bad.yaml:20: scenarios[0].chain.nfs[0].node: a StandaloneOvsDpdk VM takes only "
+     "mgmt_cidr from its node keys, not vcpus"),
+    ("      phy_ports:", "      context: netns\n      phy_ports:",
+     "bad.yaml:16: scenarios[0].chain.phy_ports: phy_ports are the host NICs of a "
+     "StandaloneOvsDpdk context's chains; a netns context cables its own"),
+    ("{mgmt_cidr: 10.253.7.5/24}", "{mgmt_cidr: 10.253.7.253/24}",
+     "bad.yaml:20: scenarios[0].chain.nfs[0].node.mgmt_cidr: 3 VMs from 10.253.7.253/24 need "
+     "addresses up to 10.253.7.255, beyond 10.253.7.0/24"),
+    ("{mgmt_cidr: 10.253.7.5/24}", "{mgmt_cidr: 10.253.7/24}",
+     "bad.yaml:20: scenarios[0].chain.nfs[0].node.mgmt_cidr: not an address/prefix"),
+], ids=["two-nfs", "cores", "too-few-phy-ports", "node-key", "phy-ports-elsewhere",
+        "mgmt-beyond-subnet", "mgmt-not-an-address"])
+def test_what_a_standalone_template_cannot_lay_out_is_one_line(nsb_main, tmp_path, old, new,
+                                                                expected):
+    text = (TEMPLATES / "vm_pvp_chains_standalone.yaml").read_text()
+    assert old in text
+    task = tmp_path / "bad.yaml"
+    task.write_text(text.replace(old, new))
+    (tmp_path / "host.yaml").write_text((TEMPLATES / "host.yaml").read_text())
+    code, _, err = nsb_main("task", "start", str(task), "--dry-run", "--task-args",
+                            json.dumps({"chains": 3}))
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert expected in line, line
