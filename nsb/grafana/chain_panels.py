@@ -9,8 +9,14 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from nsb.grafana.panels import _legend, _tooltip, _transform
-from nsb.grafana.queries import InfluxQL, field, mean, select, task_filter
+from nsb.grafana.queries import (
+    InfluxQL,
+    field,
+    mean,
+    task_filter,
+)
 from nsb.outputs.influxdb import names as m
+from nsb.outputs.influxdb.influxql import select
 
 
 def throughput_per_chain(ds: dm.DataSourceRef) -> barchart.Panel:

@@ -8,8 +8,9 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from nsb.grafana.panels import _legend, _tooltip
-from nsb.grafana.queries import InfluxQL, ident, select, task_filter
+from nsb.grafana.queries import InfluxQL, task_filter
 from nsb.outputs.influxdb import names as m
+from nsb.outputs.influxdb.influxql import ident, select
 
 _LOSSES = task_filter([f"{ident(m.DROP_KIND)} != 'total'"])
 

@@ -17,13 +17,12 @@ from nsb.grafana.queries import (
     InfluxQL,
     InfluxQLAnnotation,
     field,
-    ident,
     matches,
     mean,
-    select,
     task_filter,
 )
 from nsb.outputs.influxdb import names as m
+from nsb.outputs.influxdb.influxql import ident, select
 
 TASK_VAR = "task_id"
 SCENARIO_VAR = "scenario"

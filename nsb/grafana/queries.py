@@ -19,6 +19,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 
 from nsb.grafana.datasource import DATASOURCE_TYPE
 from nsb.outputs.influxdb import names as m
+from nsb.outputs.influxdb.influxql import ident
 
 TIME_SERIES = "time_series"
 TABLE = "table"
@@ -119,33 +120,9 @@ cogruntime.register_dataquery_variant(
 
 # --- InfluxQL -------------------------------------------------------------------------------
 
-def ident(name: str) -> str:
-    """A quoted InfluxQL identifier (names such as latency_p99.9_us need the quotes)."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def matches(tag: str, variable: str) -> str:
     """``"tag" =~ /^$variable$/``: Grafana expands a multi-value variable to (a|b)."""
     return f"{ident(tag)} =~ /^${variable}$/"
-
-
-def select(measurement: str, columns: list[tuple[str, str]], where: list[str],
-           group_by: list[str] = (), time_filter: bool = False, interval: bool = False) -> str:
-    """``SELECT expr AS "name", ... FROM measurement WHERE ... GROUP BY ...``.
-
-    ``columns`` are (expression, alias) pairs; ``group_by`` are tag keys (``*``: all); with
-    ``interval`` the points are averaged per ``$__interval`` (``fill(none)``).
-    """
-    parts = ", ".join(f"{expr} AS {ident(alias)}" if alias else expr for expr, alias in columns)
-    conditions = list(where) + (["$timeFilter"] if time_filter else [])
-    text = f"SELECT {parts} FROM {ident(measurement)} WHERE {' AND '.join(conditions)}"
-    groups = (["time($__interval)"] if interval else []) + [tag if tag == "*" else ident(tag)
-                                                            for tag in group_by]
-    if groups:
-        text += " GROUP BY " + ", ".join(groups)
-    if interval:
-        text += " fill(none)"
-    return text
 
 
 def field(name: str) -> str:

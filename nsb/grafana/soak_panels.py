@@ -12,8 +12,9 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from nsb.grafana.panels import SERIES, _legend, _log10, _tooltip
-from nsb.grafana.queries import InfluxQL, field, select, task_filter
+from nsb.grafana.queries import InfluxQL, field, task_filter
 from nsb.outputs.influxdb import names as m
+from nsb.outputs.influxdb.influxql import select
 
 _GROUPS = [m.TASK_ID, m.SCENARIO, m.FRAME_SIZE]
 

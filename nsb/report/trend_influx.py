@@ -17,6 +17,7 @@ from __future__ import annotations
 from nsb import units
 from nsb.outputs.influxdb import names as n
 from nsb.outputs.influxdb import reader
+from nsb.outputs.influxdb.influxql import ident, select
 from nsb.outputs.influxdb.points import InfluxPoint
 from nsb.outputs.influxdb.settings import InfluxSettings
 from nsb.report import trend
@@ -30,9 +31,9 @@ def _since(days: float) -> str:
 
 def finished_tasks(settings: InfluxSettings, days: float) -> set[str]:
     """Tasks that ended ok: a run that failed or still runs is no point of a trend."""
-    series = reader.query(settings, f'SELECT "duration_s" FROM "{n.TASK}" WHERE '
-                                    f"\"status\" = 'ok' AND {_since(days)} GROUP BY "
-                                    f'"{n.TASK_ID}"')
+    series = reader.query(settings, select(n.TASK, [(ident("duration_s"), "")],
+                                           [f"{ident('status')} = 'ok'", _since(days)],
+                                           group_by=[n.TASK_ID]))
     return {tags.get(n.TASK_ID) for tags, _ in reader.rows(series)}
 
 
@@ -53,9 +54,9 @@ def _answer(tags: dict) -> tuple:
 def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[trend.Point]]:
     """Every test's points in time order, from the results of the last ``days``."""
     done = finished_tasks(settings, days)
-    fields = f'"{n.THROUGHPUT_PPS}", "{n.WARNING_COUNT}", "{n.RECEIVE_RATES}"'
-    results = reader.query(settings, f'SELECT {fields} FROM "{n.RESULT}" WHERE '
-                                     f"{_since(days)} GROUP BY *")
+    fields = [(ident(name), "") for name in (n.THROUGHPUT_PPS, n.WARNING_COUNT,
+                                             n.RECEIVE_RATES)]
+    results = reader.query(settings, select(n.RESULT, fields, [_since(days)], group_by=["*"]))
     tests: dict[tuple, list[tuple]] = {}
     answers: dict[tuple, tuple] = {}  # (task, scenario, frame) -> the result's key, warnings
     for tags, row in reader.rows(results):
@@ -66,8 +67,8 @@ def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[t
         answers[_answer(tags)] = key, warnings
         why = trend.left_out_because(tags.get(n.LIMITED_BY), warnings)
         tests.setdefault((*key, None), []).append(_point(task_id, row, why))
-    chains = reader.query(settings, f'SELECT "{n.THROUGHPUT_PPS}" FROM "{n.RESULT_CHAIN}" '
-                                    f"WHERE {_since(days)} GROUP BY *")
+    chains = reader.query(settings, select(n.RESULT_CHAIN, [(ident(n.THROUGHPUT_PPS), "")],
+                                           [_since(days)], group_by=["*"]))
     for tags, row in reader.rows(chains):
         task_id = tags.get(n.TASK_ID, "")
         if task_id not in done or row.get(n.THROUGHPUT_PPS) is None:
