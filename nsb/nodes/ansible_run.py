@@ -20,6 +20,8 @@ from pathlib import Path
 
 from nsb.errors import PrerequisiteError
 
+# records every task result, one JSON line each: the short fields nsb reads and the
+# whole result (what tests assert on); a failure ansible was told to ignore is 'ignored'
 CALLBACK = '''
 import json, os
 from ansible.plugins.callback import CallbackBase
@@ -36,16 +38,19 @@ class CallbackModule(CallbackBase):
         record = {"status": status, "host": result._host.get_name(), "task": task.name,
                   "role": task._role.get_name() if task._role else None,
                   "changed": bool(result._result.get("changed")),
-                  "msg": str(result._result.get("msg") or result._result.get("stderr") or "")}
+                  "msg": str(result._result.get("msg") or result._result.get("stderr") or ""),
+                  "result": result._result}
         with open(os.environ["NSB_ANSIBLE_EVENTS"], "a") as out:
-            out.write(json.dumps(record) + "\\n")
+            out.write(json.dumps(record, default=str) + "\\n")
 
     def v2_runner_on_ok(self, result):
         self._write("ok", result)
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        if not ignore_errors:
-            self._write("failed", result)
+        self._write("ignored" if ignore_errors else "failed", result)
+
+    def v2_runner_on_skipped(self, result):
+        self._write("skipped", result)
 
     def v2_runner_on_unreachable(self, result):
         self._write("unreachable", result)
@@ -131,7 +136,7 @@ def outcomes_of(hosts: list[str], records: list[dict]) -> list[NodeOutcome]:
         elif record["status"] == "failed":
             where = record.get("role") or "playbook"
             outcome.failed = outcome.failed or f"{where}: {record['task']}: {message}"
-        elif record["task"] == GOT_TASK and message:
+        elif record["status"] == "ok" and record["task"] == GOT_TASK and message:
             outcome.got.append(message)
         if record.get("changed") and record["status"] == "ok":
             outcome.changed += 1

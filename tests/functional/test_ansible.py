@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nsb.nodes.ansible_run import CALLBACK
 from nsb.nodes.inventory import inventory_from_pod, write_inventory
 from tests.conftest import ROOT
 
@@ -30,38 +31,6 @@ ROLES = ("packages", "hugepages", "kernel_cmdline", "nic_binding", "cpu_tuning")
 BIN = Path(sys.executable).parent
 SYSFS_2M = Path("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
 FAKE_PCI = "0000:ff:1f.7"  # no such device: the NIC binding role must find that out
-
-# Records every task result as one JSON line, for the tests to assert on.
-EVENTS_CALLBACK = '''
-import json, os
-from ansible.plugins.callback import CallbackBase
-
-class CallbackModule(CallbackBase):
-    CALLBACK_VERSION = 2.0
-    CALLBACK_TYPE = "aggregate"
-    CALLBACK_NAME = "nsb_events"
-    CALLBACK_NEEDS_ENABLED = True
-
-    def _write(self, status, result):
-        task = result._task
-        record = {"status": status, "host": result._host.get_name(), "task": task.name,
-                  "role": task._role.get_name() if task._role else None,
-                  "result": result._result}
-        with open(os.environ["NSB_ANSIBLE_EVENTS"], "a") as out:
-            out.write(json.dumps(record, default=str) + "\\n")
-
-    def v2_runner_on_ok(self, result):
-        self._write("ok", result)
-
-    def v2_runner_on_failed(self, result, ignore_errors=False):
-        self._write("failed", result)
-
-    def v2_runner_on_skipped(self, result):
-        self._write("skipped", result)
-
-    def v2_runner_on_unreachable(self, result):
-        self._write("unreachable", result)
-'''
 
 
 def tool(name: str) -> str:
@@ -75,7 +44,7 @@ def ansible_env(work: Path) -> dict[str, str]:
     """Ansible and ansible-lint keep their files under ``work``, and use no ssh master."""
     callbacks = work / "callbacks"
     callbacks.mkdir(parents=True, exist_ok=True)
-    (callbacks / "nsb_events.py").write_text(EVENTS_CALLBACK)
+    (callbacks / "nsb_events.py").write_text(CALLBACK)  # nsb ansible install's own
     env = dict(os.environ)
     env.update({
         "PATH": f"{BIN}:{env.get('PATH', '/usr/bin:/bin')}",
