@@ -10,9 +10,12 @@ lays them out, and the files are compared with the ones packed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.server
 import json
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -164,3 +167,29 @@ def assert_node_check_finds_them(bin_dir: Path, node, tmp_path: Path) -> None:
     assert "testpmd" in said[0] and "trafgen" in said[0]  # Debian's, on this machine
     assert "trex (no /opt/nsb_bin/trex/scripts/t-rex-64; the install_trex role installs " \
         "it (nsb ansible install POD --archives FILE))" in said[1]
+
+
+def test_an_archive_fetched_by_url_with_a_wrong_checksum_leaves_nothing_behind(
+        node, archives, tmp_path):
+    """The node fetches the archive itself (get_url and its checksum); when that fails,
+    the tool's directory the role made for it is removed again, and the line is
+    get_url's."""
+    vnfs = archives["samplevnf"]
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(vnfs.path.parent))
+    with http.server.ThreadingHTTPServer((node.gateway, 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://{node.gateway}:{server.server_port}/{vnfs.path.name}"
+        wanted = tmp_path / "archives.yaml"
+        wanted.write_text(yaml.safe_dump({"samplevnf": {
+            "archive": url, "version": vnfs.version, "sha256": "1" * 64}}))
+        root = tmp_path / "root"
+        run = install(tmp_path, pod(tmp_path, node), wanted, root)
+        server.shutdown()
+    assert run.returncode == 3, run.stdout + run.stderr
+    said = lines(run)
+    assert said["tg_0"].startswith("ok, ")  # a generator gets no SampleVNF
+    assert said["sut_0"].startswith("FAILED: tool_archive: Fetch the archive on the node") \
+        and "checksum" in said["sut_0"], said["sut_0"]
+    dist = root / DIST.lstrip("/")
+    assert not dist.exists() or not any(dist.iterdir()), list(dist.iterdir())
