@@ -36,6 +36,9 @@ class ChainCounts:
     tx_packets: int
     rx_packets: int
     latency: object = None  # LatencyStats of its own pair's latency stream, if measured
+    # the seconds its ports sent for where the generator times each port apart (a trafgen
+    # per pair); None: the trial's (one schedule for every port, as TRex's)
+    seconds: float | None = None
 
     @property
     def loss_pct(self) -> float:
@@ -47,9 +50,10 @@ class ChainCounts:
         """As results.json holds it; its rate is its share of the trial's (``result``,
         a TrialResult): the frames it sent of all that were sent."""
         share = self.tx_packets / result.tx_packets if result.tx_packets > 0 else 0.0
+        rate = self.tx_packets / self.seconds if self.seconds else result.tx_rate_pps * share
         return {"chain": self.chain, "tx_packets": self.tx_packets,
                 "rx_packets": self.rx_packets, "loss_pct": self.loss_pct,
-                "tx_rate_pps": result.tx_rate_pps * share,
+                "tx_rate_pps": rate,
                 "latency": latency_record(self.latency)}
 
 
@@ -66,7 +70,8 @@ def problem(pairs: list[tuple[str, str]], count: int) -> str:
     """Why ``count`` chains cannot be laid over the generator's port ``pairs`` ('' if
     they can)."""
     if not pairs:
-        return (f"{count} chains need a generator that drives its ports in pairs (trex): "
+        return (f"{count} chains need a generator that drives its ports in pairs (trex, "
+                "trafgen): "
                 "each chain is its own pairs")
     if len(pairs) % count:
         return (f"{count} chains over the generator's {len(pairs)} port pair(s): each chain "
@@ -83,8 +88,21 @@ def counts(chains: tuple[Chain, ...], ports: dict[str, dict[str, int]],
     return tuple(ChainCounts(c.index,
                              sum(ports.get(p, {}).get("tx_packets", 0) for p in c.ports),
                              sum(ports.get(p, {}).get("rx_packets", 0) for p in c.ports),
-                             pair_latency.get(c.pairs[0]) if len(c.pairs) == 1 else None)
+                             pair_latency.get(c.pairs[0]) if len(c.pairs) == 1 else None,
+                             _seconds(c, ports))
                  for c in chains)
+
+
+def _seconds(chain: Chain, ports: dict[str, dict]) -> float | None:
+    """The longest its ports sent for, where the generator says (``tx_seconds``)."""
+    timed = [ports[p]["tx_seconds"] for p in chain.ports if "tx_seconds" in ports.get(p, {})]
+    return max(timed) if timed else None
+
+
+def seconds_of(share: ChainCounts, result) -> float:
+    """The seconds a chain's frames were sent over: its own where the generator timed
+    it apart, else the trial's (``result``, a TrialResult)."""
+    return share.seconds or result.elapsed_s or 1.0
 
 
 def intended(chains: tuple[Chain, ...], trial, intended_packets: int) -> list[float]:

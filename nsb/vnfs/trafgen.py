@@ -7,7 +7,7 @@ import logging
 import re
 import signal
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from nsb import frames
@@ -16,7 +16,7 @@ from nsb.executors.base import TimeoutExpired, tail
 from nsb.frames import Frame, FrameMix
 from nsb.runinfo import short_tag
 from nsb.trial import PERCENTILES, LatencyStats, Trial, TrialResult, burst_shares
-from nsb.vnfs import latency_probe, trafgen_config, trafgen_wire, trial_frames
+from nsb.vnfs import latency_probe, trafgen_config, trafgen_streams, trafgen_wire, trial_frames
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
 
@@ -25,14 +25,6 @@ LOG = logging.getLogger(__name__)
 _SENT = re.compile(r"(\d+)\s+packets outgoing")
 # per CPU: "   1 sec, 13009 usec on CPU0 (20000 packets)": the send loop's own clock
 _SEND_TIME = re.compile(r"(\d+)\s+sec,\s+(\d+)\s+usec on CPU")
-
-
-@dataclass(frozen=True)
-class Stream:
-    """Frames leave ``tx`` and are expected back on ``rx`` after crossing the DUT."""
-
-    tx: str
-    rx: str
 
 
 class TrafgenGenerator(TrafficGen):
@@ -92,7 +84,7 @@ class TrafgenGenerator(TrafficGen):
         self._silenced: SilencedPorts | None = None
         self.received: trial_frames.TrialFrames | None = None  # made by instantiate
 
-    def _streams(self, pairs) -> list[Stream]:
+    def _streams(self, pairs) -> list[trafgen_streams.Stream]:
         node = self.node
         where = self.spec.options_where
         if pairs is None:
@@ -110,10 +102,13 @@ class TrafgenGenerator(TrafficGen):
                 if node.interfaces[name].peer is None:
                     raise where.error(f"interface {node.name}:{name} is not linked to anything",
                                       "port_pairs", index, side)
-            streams.append(Stream(tx, rx))
+            streams.append(trafgen_streams.Stream(tx, rx, index))
             if self.options["bidirectional"]:
-                streams.append(Stream(rx, tx))
+                streams.append(trafgen_streams.Stream(rx, tx, index))
         return streams
+
+    def port_pairs(self) -> list[tuple[str, str]]:
+        return trafgen_streams.pairs(self.streams)
 
     @property
     def tx_port_count(self) -> int:
@@ -181,15 +176,14 @@ class TrafgenGenerator(TrafficGen):
 
     def run_trial(self, trial: Trial) -> TrialResult:
         flows = trial.flows or self.options["flows"]
-        per_port_pps = trial.rate_pps / len(self.streams)
-        per_port_count = round(per_port_pps * trial.duration_s)
+        rates = trafgen_streams.rates(self.streams, trial)
         # a burst: exactly its frames over the ports (trafgen --num), then stop
-        counts = [per_port_count] * len(self.streams) if trial.burst_frames is None else \
-            burst_shares(trial.burst_frames, len(self.streams))
+        counts = [round(pps * trial.duration_s) for pps in rates] \
+            if trial.burst_frames is None else burst_shares(trial.burst_frames, len(self.streams))
         self._check_frame_fits(frames.largest(trial.frame_size))
         self._trials += 1
         port = trial_frames.trial_port(self._trials)
-        commands = [self._trafgen_command(stream, index, trial, flows, per_port_pps,
+        commands = [self._trafgen_command(stream, index, trial, flows, rates[index],
                                           counts[index], port)
                     for index, stream in enumerate(self.streams) if counts[index] > 0]
         t0 = time.monotonic()
@@ -228,12 +222,13 @@ class TrafgenGenerator(TrafficGen):
         if limited:
             LOG.info("trafgen sent %.0f pps of %.0f asked: generator-limited", sent_pps,
                      trial.rate_pps)
-        ports = port_counts(self.streams[:len(sent)], sent, received)
+        sending = [s for s, count in zip(self.streams, counts, strict=True) if count > 0]
+        ports = trafgen_streams.port_counts(sending, sent, received, [t for _, t in reports])
         return TrialResult(trial=replace(trial, flows=flows), tx_packets=tx, rx_packets=rx,
                            elapsed_s=elapsed, latency=latency, generator_limited=limited,
                            ports=ports, measured_tx_pps=sent_pps + probe_sent / trial.duration_s,
                            measured_rx_pps=rx / max(elapsed, trial.duration_s),
-                           intended_packets=sum(counts[:len(senders)]),
+                           intended_packets=sum(counts),
                            extra={"probe_packets": probe_sent})
 
     def _check_frame_fits(self, frame_size: int) -> None:
@@ -377,17 +372,6 @@ def latency_from_report(summary: dict | None) -> LatencyStats | None:
                         avg_us=summary["avg_us"], max_us=summary["max_us"],
                         percentiles_us=dict(summary["percentiles_us"]),
                         histogram=[(edge, count) for edge, count in summary["histogram"]])
-
-
-def port_counts(streams, sent: list[int], received: dict[str, int]) -> dict[str, dict]:
-    """Per port what it sent (its stream's frames) and received (what arrived on it)."""
-    ports: dict[str, dict] = {}
-    for stream, count in zip(streams, sent, strict=True):
-        for name in (stream.tx, stream.rx):
-            ports.setdefault(name, {"tx_packets": 0, "rx_packets": 0})
-        ports[stream.tx]["tx_packets"] += count
-        ports[stream.rx]["rx_packets"] = received[stream.rx]
-    return ports
 
 
 def parse_trafgen_report(output: str, code: int | None, gen: TrafgenGenerator) -> tuple[int, float]:

@@ -132,6 +132,40 @@ def test_an_isolation_run_loads_one_chain_runs_its_neighbour_and_reports_the_oth
     assert leftovers(task_id) == []
 
 
+def test_isolation_with_trafgen_sends_each_chain_its_own_rate(results_conf, tmp_path):
+    """Two veth chains driven by trafgen, a trafgen per port pair: at 0.05 % of line rate
+    each, then chain 0 at 0.2 %. In both trials chain 1 was sent exactly what it was
+    asked (trafgen --num) and chain 0 more than twice that in the disturbed one (four
+    times was asked: trafgen may fall behind on two shared cores); each chain's frames
+    are what its own testpmd received and sent (DPDK telemetry)."""
+    proc = start(results_conf, {"chains": 2, "generator": "trafgen", "isolate": 0,
+                                "load_pct": 0.2, "duration_s": 1, "packet_sizes": [64]},
+                 task=SAMPLE)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    baseline, disturbed = doc["trials"]
+    asked = 0.0005 * 10e9 / 8 / 84  # 0.05 % of one port's line rate, 1 s
+    for trial in (baseline, disturbed):
+        assert trial["chains"][1]["tx_packets"] == round(asked)  # trafgen --num: exact
+    assert baseline["chains"][0]["tx_packets"] == round(asked)
+    assert disturbed["chains"][0]["tx_packets"] > 2 * round(asked)
+    for k in range(2):
+        telemetry = [s["kpis"] for s in doc["kpis"] if s["source"] == f"testpmd{k}"][-1]
+        assert telemetry["port0_ipackets"] == sum(t["chains"][k]["tx_packets"]
+                                                  for t in doc["trials"])
+        assert telemetry["port1_opackets"] == sum(t["chains"][k]["rx_packets"]
+                                                  for t in doc["trials"])
+    (result,) = doc["results"]
+    (row,) = result["isolation"]["chains"]
+    assert row["chain"] == 1 and row["disturbed"]["loss_pct"] == pytest.approx(
+        disturbed["chains"][1]["loss_pct"])
+    # chain 1's rate is over its own trafgen's seconds, not its slower neighbour's
+    assert row["disturbed"]["rx_pps"] == pytest.approx(
+        disturbed["chains"][1]["rx_packets"], rel=0.2)
+    assert leftovers(task_id) == []
+
+
 def test_a_rate_limited_chain_fails_first_and_alone(tmp_path):
     """The link into chain 1 carries 2,000 frames/s (an nftables limit on the egress of
     TRex's veth to it; testpmd's af_packet bypasses the egress hook and taps see frames

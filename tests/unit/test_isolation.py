@@ -67,6 +67,52 @@ def test_chains_that_share_nothing_are_isolated():
     assert result.loss_pct == 0
 
 
+class PairTimedChains(SimulatedChainsGenerator):
+    """Times each pair apart, as a trafgen per pair does: chain 0's sender, when it is
+    sent more than ``keeps_pps``, takes that much longer than the trial's second; the
+    trial lasts as long as its slowest sender."""
+
+    def __init__(self, keeps_pps: float):
+        super().__init__([0.5 * LINE] * 3)
+        self.keeps_pps = keeps_pps
+
+    def run_trial(self, trial):
+        from dataclasses import replace
+
+        result = super().run_trial(trial)
+        ports = {name: dict(counts) for name, counts in result.ports.items()}
+        slowest = trial.duration_s
+        for index, (tx, _) in enumerate(self.port_pairs()):
+            sent = ports[tx]["tx_packets"]
+            seconds = max(trial.duration_s, sent / self.keeps_pps) if index == 0 \
+                else trial.duration_s
+            ports[tx]["tx_seconds"] = seconds
+            slowest = max(slowest, seconds)
+        return replace(result, ports=ports, elapsed_s=slowest)
+
+
+def test_each_chains_rate_is_over_its_own_seconds_where_the_generator_times_pairs_apart():
+    gen = PairTimedChains(keeps_pps=0.1 * LINE)  # chain 0 asked 0.3 LINE: three seconds
+    profile = make_profile(IsolationProfile, packet_sizes=[64], duration=1, rate_pct=2,
+                           load_pct=30, interface_speed_gbps=1, disturbed_chain=0)
+    events = []
+    profile.execute(Measurer(gen, "t", "s", events.append,
+                             service_chains=chains.split(gen.port_pairs(), 3)))
+    (result,) = [e for e in events if isinstance(e, ResultReady)]
+    disturbed = [e for e in events if isinstance(e, TrialDone)][1].result
+    assert disturbed.elapsed_s == pytest.approx(3.0, rel=1e-3)
+    report = result.extra["isolation"]
+    # chain 0 was sent its 0.3 LINE frames over its own three seconds
+    assert report["disturbed_sent_pps"] == pytest.approx(0.1 * LINE, rel=1e-3)
+    for row in report["chains"]:  # the others got all they were sent in their one second
+        assert row["disturbed"]["rx_pps"] == pytest.approx(0.02 * LINE, rel=1e-3)
+        assert row["change"]["rx_pps"] == pytest.approx(0, abs=1)
+    assert result.throughput_pps == pytest.approx(2 * 0.02 * LINE, rel=1e-3)
+    shares = {c["chain"]: c["tx_rate_pps"] for c in
+              [c.record(disturbed) for c in disturbed.chains]}
+    assert shares[1] == pytest.approx(0.02 * LINE, rel=1e-3)
+
+
 def test_a_disturbed_chain_losing_alone_does_not_fail_the_others():
     """Chain 0 flooded beyond its own capacity loses frames; the others do not: the
     disturbed trial passes (only the measured chains are judged)."""

@@ -39,6 +39,8 @@ EAL_OPTIONS = {
     "extra_args": {"description": "more arguments for the program, appended as given",
                    "type": "array", "items": {"type": "string"}, "default": []},
 }
+# what DPDK's EAL prints when a virtio-user port's vhost-user negotiation failed
+VDEV_PROBE_FAILED = "virtio_user_dev_init fails"
 LCORES = {"description": "the CPUs its lcores run on (e.g. 1-2); default CPUs 1 to cores",
           "type": "string", "pattern": r"^[0-9,\-]+$", "format": "nsb-cpu-list"}
 
@@ -67,6 +69,7 @@ class DpdkApp(Vnf):
         self.process = None
         self._hugepages = 0
         self._silenced: SilencedPorts | None = None
+        self._restarted = False  # started once more after a vhost-user port was lost
 
     # --- what the subclass says --------------------------------------------------------
 
@@ -156,6 +159,9 @@ class DpdkApp(Vnf):
                                                        if eal.is_kernel_port(i)])
         self._silenced.silence()
         self.prepare()
+        self._start()
+
+    def _start(self) -> None:
         argv = self.command()
         if self.executor.which("stdbuf"):  # a complete log for error messages, not readiness
             argv = ["stdbuf", "-oL", *argv]
@@ -178,6 +184,9 @@ class DpdkApp(Vnf):
                 LOG.info("%s: %s forwarding on %d ports", self.name, self.KIND,
                          len(self.interfaces))
                 return
+            if self._vhost_port_lost(waiting_for):
+                deadline = time.monotonic() + timeout
+                continue
             if time.monotonic() >= deadline:
                 raise RunError(
                     f"{self.name}: {self.PROGRAM} not ready after {timeout:g} s "
@@ -186,6 +195,23 @@ class DpdkApp(Vnf):
                     f"started with its link up; still waiting for: {waiting_for}; last lines "
                     f"of its log:\n{tail(self.log_text())}")
             time.sleep(0.2)
+
+    def _vhost_port_lost(self, waiting_for: str) -> bool:
+        """A vhost-user port that never came to exist because the switch reset the
+        connection while DPDK's virtio-user negotiated it (seen with OVS-DPDK, whose
+        vhost client reconnects while ports are added): the program is started once
+        more, the switch connects again; True when it was."""
+        if self._restarted or not self.vhost_user or "to exist" not in waiting_for:
+            return False
+        if VDEV_PROBE_FAILED not in self.log_text():  # DPDK's EAL says so on stderr
+            return False
+        self._restarted = True
+        LOG.warning("%s: a vhost-user port failed to come up (%s): starting %s once more",
+                    self.name, waiting_for, self.PROGRAM)
+        self.process.stop(grace_s=5.0)
+        dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
+        self._start()
+        return True
 
     def _ports_not_ready(self, timeout_s: float) -> str:
         """What telemetry says is missing ('' once every port forwards)."""
