@@ -15,6 +15,8 @@ from nsb.trial import latency_record
 
 MAX_CHAINS = 64
 ALIAS = "service_chain_count"  # NFVbench's name for the same count
+# a port's count key: the seconds it sent for, where the generator times ports apart
+TX_SECONDS = "tx_seconds"
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,8 @@ def counts(chains: tuple[Chain, ...], ports: dict[str, dict[str, int]],
 
 
 def _seconds(chain: Chain, ports: dict[str, dict]) -> float | None:
-    """The longest its ports sent for, where the generator says (``tx_seconds``)."""
-    timed = [ports[p]["tx_seconds"] for p in chain.ports if "tx_seconds" in ports.get(p, {})]
+    """The longest its ports sent for, where the generator says (``TX_SECONDS``)."""
+    timed = [ports[p][TX_SECONDS] for p in chain.ports if TX_SECONDS in ports.get(p, {})]
     return max(timed) if timed else None
 
 

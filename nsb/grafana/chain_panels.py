@@ -9,12 +9,7 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from nsb.grafana.panels import _legend, _tooltip, _transform
-from nsb.grafana.queries import (
-    InfluxQL,
-    field,
-    mean,
-    task_filter,
-)
+from nsb.grafana.queries import InfluxQL, field, mean, task_filter
 from nsb.outputs.influxdb import names as m
 from nsb.outputs.influxdb.influxql import select
 

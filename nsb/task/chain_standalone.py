@@ -37,13 +37,19 @@ def check(template: dict, deployed: int, where: Where) -> None:
         raise where.error(f"a StandaloneOvsDpdk VM takes only {', '.join(NODE_KEYS)} from its "
                           f"node keys, not {', '.join(extra)}", "nfs", 0, "node")
     try:
-        mgmt = ipaddress.ip_interface(str(node.get("mgmt_cidr", DEFAULT_MGMT)))
+        mgmt = first_mgmt(template)
         last = mgmt.ip + (deployed - 1)
     except ValueError as e:
         raise where.error(f"not an address/prefix: {e}", "nfs", 0, "node", "mgmt_cidr") from e
     if last not in mgmt.network or last == mgmt.network.broadcast_address:
         raise where.error(f"{deployed} VMs from {mgmt} need addresses up to {last}, beyond "
                           f"{mgmt.network}", "nfs", 0, "node", "mgmt_cidr")
+
+
+def first_mgmt(template: dict) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    """Chain 0's VM management address and prefix; chain k's is k addresses on."""
+    node = template["nfs"][0].get("node", {})
+    return ipaddress.ip_interface(str(node.get("mgmt_cidr", DEFAULT_MGMT)))
 
 
 def lay_out(context: dict, template: dict, gen_node: str, k: int, where: Where) -> list[str]:
@@ -58,7 +64,7 @@ def lay_out(context: dict, template: dict, gen_node: str, k: int, where: Where) 
         if taken in (servers if kind == "server" else networks):
             raise where.error(f"{kind} {taken!r} (chain {k}'s) is declared already: the "
                               "template lays out chain k's VM and networks itself")
-    mgmt = ipaddress.ip_interface(nf.get("node", {}).get("mgmt_cidr", DEFAULT_MGMT))
+    mgmt = first_mgmt(template)
     address = f"{mgmt.ip + k}/{mgmt.network.prefixlen}"
     servers[name] = {"network_ports": {"mgmt": {"cidr": address}, "xe0": [up], "xe1": [down]}}
     ports = template["phy_ports"]

@@ -127,13 +127,8 @@ def _lay_out_chain(doc: LocatedDocument, at: tuple, template: dict, host: tuple,
     nodes = context.setdefault(node_key, {})
     links = context.setdefault("links", [])
     link = template.get("link", "memif")
-    ends = [f"xe{2 * k}", f"xe{2 * k + 1}"]
-    for end in ends:
-        if end in gen_ifaces:
-            raise where.error(f"the generator's node {gen_node_name!r} already declares "
-                              f"{end}: the template gives chain {k} its ports {ends[0]} "
-                              f"and {ends[1]}; leave them out of the node")
-        gen_ifaces[end] = {"type": template.get("generator_link", link)}
+    ends = _give_generator_ports(gen_ifaces, gen_node_name, k,
+                                 {"type": template.get("generator_link", link)}, where)
     hops = [f"{gen_node_name}:{ends[0]}"]
     for j, nf in enumerate(template["nfs"]):
         name = f"{nf['name']}{k}"
@@ -162,18 +157,27 @@ def _lay_out_standalone(doc: LocatedDocument, at: tuple, template: dict, host: t
     gen_ifaces = _declared_node(doc, gen_node)
     for k in range(deployed):
         if gen_ifaces is not None:
-            for end in (f"xe{2 * k}", f"xe{2 * k + 1}"):
-                if end in gen_ifaces:
-                    raise where.error(f"the generator's node {gen_node!r} already declares "
-                                      f"{end}: the template gives chain {k} its ports; leave "
-                                      "them out of the node")
-                gen_ifaces[end] = {}
+            _give_generator_ports(gen_ifaces, gen_node, k, {}, where)
         server, up, down = chain_standalone.lay_out(context, template, gen_node, k, where)
         _located(doc, (*context_at, "servers", server), at + ("chain", "nfs", 0))
         for network in (up, down):
             _located(doc, (*context_at, "networks", network), at + ("chain", "phy_ports"))
         for index in range(len(context["links"]) - 2, len(context["links"])):
             _located(doc, (*context_at, "links", index), at + ("chain",))
+
+
+def _give_generator_ports(gen_ifaces: dict, gen_node: str, k: int, port: dict,
+                          where: Where) -> list[str]:
+    """Chain ``k``'s two ports (xe2k, xe2k+1) added to the generator's declared
+    interfaces, each as ``port``; a port the node declares already is an error."""
+    ends = [f"xe{2 * k}", f"xe{2 * k + 1}"]
+    for end in ends:
+        if end in gen_ifaces:
+            raise where.error(f"the generator's node {gen_node!r} already declares "
+                              f"{end}: the template gives chain {k} its ports {ends[0]} "
+                              f"and {ends[1]}; leave them out of the node")
+        gen_ifaces[end] = copy.deepcopy(port)
+    return ends
 
 
 def _declared_node(doc: LocatedDocument, name: str) -> dict | None:

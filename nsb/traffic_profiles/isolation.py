@@ -14,7 +14,6 @@ import contextlib
 
 from nsb import chains as service_chains
 from nsb import units
-from nsb.chains import seconds_of
 from nsb.errors import RunError
 from nsb.events import LimitedBy
 from nsb.frames import Frame
@@ -157,8 +156,8 @@ class IsolationProfile(TrafficProfile):
                               self.spec.type, extra={"isolation": report},
                               reason="isolation: the measured chains' rate under the "
                                      "disturbance",
-                              answer_pps=sum(c.rx_packets / seconds_of(c, done.result)
-                                             for c in measured),
+                              answer_pps=sum(c.rx_packets / service_chains.seconds_of(
+                                  c, done.result) for c in measured),
                               loss_pct=loss)
 
 
@@ -178,7 +177,7 @@ def isolation_report(baseline: TrialResult, disturbed: TrialResult, chain: int,
         rows.append({"chain": before.chain, **seen, "change": change})
     load = next(c for c in disturbed.chains if c.chain == chain)
     return {"disturbed_chain": chain,
-            "disturbed_sent_pps": load.tx_packets / seconds_of(load, disturbed),
+            "disturbed_sent_pps": load.tx_packets / service_chains.seconds_of(load, disturbed),
             "disturbed_loss_pct": load.loss_pct,
             "chains": rows,
             "baseline_clean": all(r["baseline"]["loss_pct"] <= tolerated_loss_pct
@@ -189,6 +188,6 @@ def isolation_report(baseline: TrialResult, disturbed: TrialResult, chain: int,
 def _figures(share, result: TrialResult) -> dict:
     latency = share.latency
     return {"loss_pct": share.loss_pct,
-            "rx_pps": share.rx_packets / seconds_of(share, result),
+            "rx_pps": share.rx_packets / service_chains.seconds_of(share, result),
             "latency_avg_us": latency.avg_us if latency else None,
             "latency_p99_us": latency.percentiles_us.get("p99") if latency else None}

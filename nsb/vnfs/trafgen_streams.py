@@ -3,8 +3,10 @@ a trial's rate (or of its pair's own rate), counted per port with its own second
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
+from nsb.chains import TX_SECONDS
 from nsb.trial import Trial
 
 
@@ -30,7 +32,7 @@ def rates(streams: list[Stream], trial: Trial) -> list[float]:
     pair's own rate where the trial gives pairs theirs (an isolation trial)."""
     if not trial.pair_rates_pps:
         return [trial.rate_pps / len(streams)] * len(streams)
-    per_pair = {s.pair: sum(1 for o in streams if o.pair == s.pair) for s in streams}
+    per_pair = Counter(s.pair for s in streams)
     asked = trial.pair_rates_pps
     return [(asked[s.pair] if s.pair < len(asked) else 0.0) / per_pair[s.pair]
             for s in streams]
@@ -48,5 +50,5 @@ def port_counts(streams, sent: list[int], received: dict[str, int],
         ports[stream.tx]["tx_packets"] += count
         ports[stream.rx]["rx_packets"] = received[stream.rx]
         if seconds is not None and seconds[index] > 0:
-            ports[stream.tx]["tx_seconds"] = seconds[index]
+            ports[stream.tx][TX_SECONDS] = seconds[index]
     return ports

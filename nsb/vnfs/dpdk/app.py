@@ -208,10 +208,16 @@ class DpdkApp(Vnf):
         self._restarted = True
         LOG.warning("%s: a vhost-user port failed to come up (%s): starting %s once more",
                     self.name, waiting_for, self.PROGRAM)
-        self.process.stop(grace_s=5.0)
-        dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
+        self._stop()
         self._start()
         return True
+
+    def _stop(self) -> int | None:
+        """Stops the program and removes its DPDK runtime dir; its exit code."""
+        code = self.process.stop(grace_s=5.0)
+        self.process = None
+        dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
+        return code
 
     def _ports_not_ready(self, timeout_s: float) -> str:
         """What telemetry says is missing ('' once every port forwards)."""
@@ -252,11 +258,9 @@ class DpdkApp(Vnf):
 
     def terminate(self) -> None:
         if self.process is not None:
-            code = self.process.stop(grace_s=5.0)
+            code = self._stop()
             LOG.info("%s: %s stopped (exit %s), log in %s", self.name, self.KIND, code,
                      self.log)
-            self.process = None
-            dpdk_telemetry.remove_runtime_dir(self.executor, self.file_prefix)
             # the memif sockets it served outlive it, and stop the next server (the
             # next scenario's) from creating them
             served = [i.socket for i in self.interfaces if i.is_memif and i.serves_socket]
