@@ -9,7 +9,7 @@ its loss is what its ports sent less what they received.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nsb.trial import latency_record
 
@@ -57,6 +57,14 @@ class ChainCounts:
                 "rx_packets": self.rx_packets, "loss_pct": self.loss_pct,
                 "tx_rate_pps": rate,
                 "latency": latency_record(self.latency)}
+
+
+def latency_of(result, measured):
+    """``result`` (a TrialResult) with the latency ``measured`` (a later trial at its rate,
+    one with latency streams) found: the whole trial's and each chain's own."""
+    by_chain = {share.chain: share.latency for share in measured.chains}
+    shares = tuple(replace(share, latency=by_chain.get(share.chain)) for share in result.chains)
+    return replace(result, latency=measured.latency, chains=shares)
 
 
 def split(pairs: list[tuple[str, str]], count: int) -> tuple[Chain, ...]:

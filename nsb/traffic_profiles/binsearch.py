@@ -131,7 +131,7 @@ class BinSearchProfile(TrafficProfile):
             done = latency_trials.confirm(measurer, best, self.judge, self.speed_gbps)
             if done.verdict != FAIL:
                 best = done.result if done.verdict == PASS else \
-                    replace(best, latency=done.result.latency)
+                    chains.latency_of(best, done.result)
                 break
             failed_confirmations += 1
             sent[FAIL] = min(sent[FAIL], units.pps_to_pct(

@@ -2,6 +2,8 @@
 chain's share of the answer and the first to fail, against simulated chains whose
 capacities are known; a count the generator's ports cannot carry is one line."""
 
+from dataclasses import replace
+
 import pytest
 
 from nsb import chains, units
@@ -34,11 +36,22 @@ def test_a_chains_counts_are_its_ports():
     assert [c.chain for c in chains.over_tolerance((first, second), 1.0)] == [1, 0]
 
 
-def run(capacities, tolerated=0.0, send_caps=None):
-    gen = SimulatedChainsGenerator(capacities, send_caps)
+class LatencyWhenAsked(SimulatedChainsGenerator):
+    """Double: latency (each chain's and the whole trial's) only in trials that ask for
+    it, as TRex's latency streams, which cost it a tenth of what it sends."""
+
+    def run_trial(self, trial):
+        self.max_tx_pps = 0.9 * trial.rate_pps if trial.latency else float("inf")
+        result = super().run_trial(trial)
+        return result if trial.latency else replace(result, latency=None, pair_latency={})
+
+
+def run(capacities, tolerated=0.0, send_caps=None, generator=SimulatedChainsGenerator,
+        **options):
+    gen = generator(capacities, send_caps)
     profile = make_profile(BinSearchProfile, packet_sizes=[64], duration=1,
                            tolerated_loss=tolerated, test_precision=0.1, lower_bound=0.0,
-                           upper_bound=100.0, interface_speed_gbps=1)
+                           upper_bound=100.0, interface_speed_gbps=1, **options)
     events = []
     profile.execute(Measurer(gen, "t1", "s", events.append,
                              service_chains=chains.split(gen.port_pairs(), len(capacities))))
@@ -87,6 +100,22 @@ def test_a_chain_the_generator_cannot_fill_caps_the_even_split_not_the_total():
                if t.result.tx_packets >= t.result.intended_packets * 0.95)
     chain_shares = [s["throughput_pps"] for s in result.extra["chains"]]
     assert min(chain_shares) >= max(chain_shares) * 0.95
+
+
+def test_a_generator_limited_confirmation_gives_each_chain_its_latency():
+    """The search without latency; its answer's confirmation (with latency streams) is
+    generator-limited without loss: the answer stands and takes the whole trial's
+    latency and each chain's from the confirmation."""
+    line = units.line_rate_pps(64, 1, ports=2)
+    trials, (result,) = run([0.1 * line, 0.1 * line], generator=LatencyWhenAsked,
+                            search_latency=False)
+    confirmation = trials[-1]
+    assert confirmation.reason.startswith("confirmation with latency")
+    assert confirmation.verdict == "generator_limited"
+    assert all(t.result.latency is None for t in trials[:-1])
+    assert result.latency is not None
+    assert [s["chain"] for s in result.extra["chains"]] == [0, 1]
+    assert all(s["latency"]["samples"] == 100 for s in result.extra["chains"])
 
 
 def test_one_short_chain_is_generator_limited_though_the_total_was_near_the_rate():
