@@ -169,3 +169,20 @@ def first_failing(failed_above: list, tolerated_loss_pct: float) -> dict | None:
                     "rate_pps": result.trial.rate_pps,
                     "chains_failed": [c.chain for c in worst]}
     return None
+
+
+def lossy_hop(chain: Chain, trials: list, paths_of) -> dict | None:
+    """Where ``chain``'s frames died: the hop that lost the most of them in the first of
+    ``trials`` (the answer's, then the failed ones above it, slowest first) in which
+    the chain lost frames and its paths were laid out; None when it lost none or no
+    count says where. ``paths_of(result)``: (trial index, TrialPaths or None)."""
+    for result in trials:
+        share = next((c for c in result.chains if c.chain == chain.index), None)
+        if share is None or share.tx_packets <= share.rx_packets:
+            continue
+        index, paths = paths_of(result)
+        worst = paths.worst(chain.ports) if paths is not None else None
+        if worst is not None:
+            return {"trial_index": index, "hop": worst.hop, "kind": worst.kind,
+                    "frames": worst.frames, "words": worst.words}
+    return None

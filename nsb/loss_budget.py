@@ -49,6 +49,7 @@ class Budget:
     losses: tuple[Loss, ...]
     blind: tuple[str, ...] = ()
     complete: bool = True  # False: the path could not be followed to its end
+    sender: str = ""  # the generator's interface the direction's frames left by
 
     @property
     def lost(self) -> int | None:
@@ -72,9 +73,11 @@ class TrialPaths:
 
     budgets: tuple[Budget, ...]
 
-    def worst(self) -> Loss | None:
-        """The hop and kind that lost the most in any direction."""
-        found = [b.worst() for b in self.budgets if b.worst() is not None]
+    def worst(self, senders: tuple[str, ...] | None = None) -> Loss | None:
+        """The hop and kind that lost the most in any direction (or in those sent by the
+        generator's interfaces ``senders``: a service chain's)."""
+        found = [b.worst() for b in self.budgets if b.worst() is not None
+                 and (senders is None or b.sender in senders)]
         return max(found, key=lambda loss: loss.frames, default=None)
 
 
@@ -149,7 +152,7 @@ def budget(path: Path, counts: Mapping[Endpoint, PortCount],
             walker.drops(f"{crossing} tx", out_port, out_port.tx_drops(), out_port.tx)
     received = _count(counts, last_end).rx if path.complete else None
     return Budget(path.name, sent, received, tuple(walker.points), tuple(walker.losses),
-                  tuple(dict.fromkeys(walker.blind)), path.complete)
+                  tuple(dict.fromkeys(walker.blind)), path.complete, first.interface)
 
 
 def _count(counts: Mapping[Endpoint, PortCount], end: Endpoint) -> PortCount:

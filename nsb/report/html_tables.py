@@ -71,7 +71,8 @@ def summary_table(rows: list[dict], table_id: str, iteration_column: bool = Fals
 CHAIN_COLUMNS = [("frame_size", "Frame (B)", None), ("chain", "Chain", None),
                  ("throughput_pps", "Throughput (pps)", 0), ("loss_pct", "Loss (%)", 4),
                  ("latency_avg_us", "Avg (us)", 1), ("latency_p99_us", "p99 (us)", 1),
-                 ("failed_first", "Failed first above", None)]
+                 ("failed_first", "Failed first above", None),
+                 ("lost_at", "Lost most at", None)]
 
 
 def chains_table(results: list[dict], table_id: str) -> str:
@@ -87,7 +88,8 @@ def chains_table(results: list[dict], table_id: str) -> str:
             record = {"frame_size": result["frame_size"], "chain": share["chain"],
                       "throughput_pps": share["throughput_pps"], "loss_pct": share["loss_pct"],
                       "latency_avg_us": latency.get("avg_us"),
-                      "latency_p99_us": latency.get("p99_us"), "failed_first": failed}
+                      "latency_p99_us": latency.get("p99_us"), "failed_first": failed,
+                      "lost_at": (share.get("lossy_hop") or {}).get("words", "")}
             cells.append([_cell(record, key, digits) for key, _, digits in CHAIN_COLUMNS])
     if not cells:
         return ""

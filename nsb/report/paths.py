@@ -24,9 +24,21 @@ def lines(task: TaskResults) -> list[str]:
         else:
             out.append(f"{title}: no trial of this answer's limit lost frames at a counted hop")
             trial = _answer_trial(task, result)
+        out += chain_lines(result)
         if trial is not None:
             out += trial_lines(trial)
     return out or ["no results"]
+
+
+def chain_lines(result: dict) -> list[str]:
+    """Per service chain that lost frames, the hop that lost the most of them."""
+    out = []
+    for share in result.get("chains") or []:
+        hop = share.get("lossy_hop")
+        if hop:
+            out.append(f"  chain {share['chain']}: {hop['words']} ({hop['frames']:,} frames, "
+                       f"trial {hop['trial_index']})")
+    return out
 
 
 def _answer_trial(task: TaskResults, result: dict) -> dict | None:

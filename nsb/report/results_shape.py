@@ -52,6 +52,8 @@ SHAPE = {
             "latency": _LATENCY, "path": _PATH}}},
         "results": {"type": "array", "items": {"type": "object", "properties": {
             "latency": _LATENCY, "limited_by": _TEXT, "lossy_hop": _OBJECT,
+            "chains": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+                "chain": {"type": "integer"}, "lossy_hop": _OBJECT}}},
             "warnings": {"type": ["array", "null"], "items": {"type": "string"}}}}},
         "kpis": {"type": "array", "items": {"type": "object", "properties": {
             "source": _TEXT, "node": _TEXT, "kpis": _NUMBERS,

@@ -60,10 +60,13 @@ def warning_lines(results: list[dict]) -> list[str]:
     for r in results:
         first = r.get("first_failing_chain")
         if first:
+            hop = next((c.get("lossy_hop") for c in r.get("chains") or []
+                        if c["chain"] == first["chain"]), None)
             lines.append(f"{frames.shown(r['frame_size'])}: chain {first['chain']} failed "
                          f"first (lost {first['loss_pct']:.4g} % at "
                          f"{first['rate_pps']:,.0f} pps; chains over the tolerance there: "
-                         f"{', '.join(map(str, first['chains_failed']))})")
+                         f"{', '.join(map(str, first['chains_failed']))})"
+                         + (f"; most lost at {hop['words']}" if hop else ""))
         lines += isolation_lines(r)
         if r.get("mrr"):
             m = r["mrr"]

@@ -312,15 +312,19 @@ class Measurer:
     def _per_chain(self, best: TrialResult | None,
                    judged: list[tuple[TrialResult, Verdict]]) -> dict:
         """Each chain's share of the answer (its rate: its part of the frames sent) and
-        the chain that failed first above it."""
+        where its frames died, and the chain that failed first above it."""
         made: dict = {}
+        above = sorted(_failed_above(best, judged), key=lambda r: r.trial.rate_pps)
         if best is not None and best.chains:
             made["chains"] = []
             for share in best.chains:
                 shown = share.record(best)
                 shown["throughput_pps"] = shown.pop("tx_rate_pps")
+                chain = next(c for c in self.chains if c.index == share.chain)
+                shown["lossy_hop"] = chains.lossy_hop(
+                    chain, [best, *above], lambda r: self._paths.get(id(r), (None, None)))
                 made["chains"].append(shown)
-        first = chains.first_failing(_failed_above(best, judged), self._tolerated_pct)
+        first = chains.first_failing(above, self._tolerated_pct)
         if first is not None:
             made["first_failing_chain"] = first
         return made

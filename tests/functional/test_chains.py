@@ -11,7 +11,8 @@ import subprocess
 import pytest
 
 from nsb.events import ResultReady, TrialDone
-from nsb.traffic_profiles.measurer import Measurer
+from nsb.traffic_profiles.measurer import Measurer, TrialHooks
+from nsb.trial_paths import PathCounter
 from tests.conftest import ROOT, requires_root
 from tests.functional.lab import leftovers, results_of, start
 from tests.functional.prox_lab import deployed
@@ -54,7 +55,31 @@ def test_three_chains_count_what_each_chains_testpmd_counted(results_conf, tmp_p
     assert sum(c["throughput_pps"] for c in result["chains"]) == \
         pytest.approx(result["throughput_pps"])
     assert all(c["latency"]["samples"] > 0 for c in result["chains"])
+    check_lossy_hops(doc, result)
     assert leftovers(task_id) == []
+
+
+def check_lossy_hops(doc: dict, result: dict) -> None:
+    """Each chain's row names a hop that lost its frames in the trial it names, on the
+    chain's own path, or none where the chain lost nothing (at or above the answer)."""
+    trials = {t["trial_index"]: t for t in doc["trials"]}
+    for share in result["chains"]:
+        k, hop = share["chain"], share["lossy_hop"]
+        if hop is None:  # no counted hop lost its frames in a failed trial above
+            assert not any(loss["frames"] > 0 for t in doc["trials"] if t["verdict"] == "fail"
+                           and t["requested_rate_pps"] > result["throughput_pps"] * 1.0001
+                           and t["path"] for loss in _direction(t, k)["losses"])
+            continue
+        direction = _direction(trials[hop["trial_index"]], k)
+        assert {"hop": hop["hop"], "kind": hop["kind"], "frames": hop["frames"]} in \
+            direction["losses"]
+        assert hop["frames"] == max(loss["frames"] for loss in direction["losses"])
+
+
+def _direction(trial: dict, k: int) -> dict:
+    (direction,) = [d for d in trial["path"]["directions"]
+                    if d["path"].startswith(f"tg:xe{2 * k} ->")]
+    return direction
 
 
 def test_pvp_chains_behind_ovs_dpdk_count_what_ovs_and_each_testpmd_counted(results_conf,
@@ -93,6 +118,7 @@ def test_pvp_chains_behind_ovs_dpdk_count_what_ovs_and_each_testpmd_counted(resu
     (result,) = doc["results"]
     assert [c["chain"] for c in result["chains"]] == [0, 1]
     assert result["limited_by"] in ("dut", "generator"), result  # see the PVC test
+    check_lossy_hops(doc, result)
     assert leftovers(task_id) == []
 
 
@@ -191,6 +217,7 @@ def test_a_rate_limited_chain_fails_first_and_alone(tmp_path):
         events = []
         try:
             scenario.profile.execute(Measurer(scenario.generator, "t", "chains", events.append,
+                                              LaidOut(scenario, context),
                                               service_chains=scenario.chains))
         finally:
             nft("delete table netdev nsbchain")
@@ -205,3 +232,32 @@ def test_a_rate_limited_chain_fails_first_and_alone(tmp_path):
         first, second = trial.result.chains
         assert second.loss_pct >= first.loss_pct
     assert any(t.verdict == "fail" and t.result.chains[0].loss_pct == 0 for t in trials)
+    # where chain 1 lost its frames: on the link the limit is on, counted by the veths
+    hop = result.extra["chains"][1]["lossy_hop"]
+    assert hop["hop"] == "link tg:xe2 -> testpmd1:xe0", hop
+    lossy = [t for t in trials if t.trial_index == hop["trial_index"]][0]
+    assert 0 < hop["frames"] <= lossy.result.chains[1].tx_packets - \
+        lossy.result.chains[1].rx_packets
+
+
+class LaidOut(TrialHooks):
+    """Each trial's paths laid out as the run does (nsb.trial_paths), nothing more."""
+
+    def __init__(self, scenario, context):
+        self.vnfs = scenario.vnfs
+        self.counter = PathCounter(scenario.generator, scenario.vnfs, context)
+        self.paths = {}
+
+    def _kpis(self):
+        return {vnf.name: vnf.collect_kpi() for vnf in self.vnfs}
+
+    def trial_started(self, index):
+        if not self.counter.has_baseline:
+            self.counter.baseline(self._kpis())
+
+    def trial_measured(self, index, result=None):
+        if result is not None:
+            self.paths[index] = self.counter.trial(self._kpis(), result)
+
+    def trial_paths(self, index):
+        return self.paths.get(index)

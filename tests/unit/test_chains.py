@@ -3,13 +3,15 @@ chain's share of the answer and the first to fail, against simulated chains whos
 capacities are known; a count the generator's ports cannot carry is one line."""
 
 from dataclasses import replace
+from html import escape
 
 import pytest
 
 from nsb import chains, units
 from nsb.events import ResultReady, TrialDone
+from nsb.loss_budget import Budget, Loss, TrialPaths
 from nsb.traffic_profiles.binsearch import BinSearchProfile
-from nsb.traffic_profiles.measurer import Measurer
+from nsb.traffic_profiles.measurer import Measurer, TrialHooks
 from tests.doubles.profiles import make_profile
 from tests.doubles.simulated_dut import SimulatedChainsGenerator
 from tests.task_edits import edited
@@ -279,6 +281,25 @@ def test_the_summary_table_has_a_row_per_chain_and_names_the_first_to_fail():
     (line,) = table.warning_lines([RESULT])
     assert line == ("64 B: chain 1 failed first (lost 4.5 % at 3,500 pps; chains over the "
                     "tolerance there: 1)")
+    (line,) = table.warning_lines([LOSSY])
+    assert line.endswith("tolerance there: 1); most lost at link tg:xe2 -> testpmd1:xe0: "
+                         "lost on the wire")
+
+
+HOP = {"trial_index": 4, "hop": "link tg:xe2 -> testpmd1:xe0", "kind": "link", "frames": 157,
+       "words": "link tg:xe2 -> testpmd1:xe0: lost on the wire"}
+LOSSY = {**RESULT, "chains": [{**RESULT["chains"][0], "lossy_hop": None},
+                              {**RESULT["chains"][1], "lossy_hop": HOP}]}
+
+
+def test_each_chains_hop_is_in_the_path_lines_and_the_html_table():
+    from nsb.report import html_tables, paths
+
+    assert paths.chain_lines(LOSSY) == [
+        "  chain 1: link tg:xe2 -> testpmd1:xe0: lost on the wire (157 frames, trial 4)"]
+    assert paths.chain_lines(RESULT) == []  # results from before chains named their hop
+    made = html_tables.chains_table([LOSSY], "s-chains-table")
+    assert "Lost most at</th>" in made and escape(HOP["words"]) in made
 
 
 def test_the_html_report_has_a_table_of_the_chains():
@@ -316,3 +337,58 @@ def test_a_sweep_over_chains_gives_the_density_table_and_figure():
     assert [trace.name for trace in figure.data] == ["64 B, all chains", "64 B, per chain"]
     (plain,) = sweep.sweeps([{**_swept(2, 1.0, None), "chains": []}])
     assert sweep.density_table(plain) is None
+
+
+class ChainPaths(TrialHooks):
+    """Double: each trial's paths as the run lays them out, a direction per chain (sent
+    from its pair's first port), its loss on the link into its NF."""
+
+    def __init__(self):
+        self.results = {}
+
+    def trial_measured(self, index, result=None):
+        self.results[index] = result
+
+    def trial_paths(self, index):
+        result = self.results[index]
+        budgets = []
+        for k in range(len(result.ports) // 2):
+            sent = result.ports[f"xe{2 * k}"]["tx_packets"]
+            got = result.ports[f"xe{2 * k + 1}"]["rx_packets"]
+            losses = (Loss(f"link tg:xe{2 * k} -> nf{k}:xe0", "link", sent - got),) \
+                if sent > got else ()
+            budgets.append(Budget(f"tg:xe{2 * k} -> tg:xe{2 * k + 1}", sent, got, (), losses,
+                                  sender=f"xe{2 * k}"))
+        return TrialPaths(tuple(budgets))
+
+
+def test_each_chain_names_the_hop_that_lost_its_frames():
+    """Three chains, the second the weakest: its row names the hop that lost its frames
+    in the failed trial just above the answer; the others, which lost nothing there, name
+    the hop of the first failed trial above in which they lost frames, or none."""
+    line = units.line_rate_pps(64, 1, ports=3)
+    gen = SimulatedChainsGenerator([0.3 * line, 0.05 * line, 0.9 * line])
+    profile = make_profile(BinSearchProfile, packet_sizes=[64], duration=1,
+                           tolerated_loss=0.0, test_precision=0.1, lower_bound=0.0,
+                           upper_bound=100.0, interface_speed_gbps=1)
+    events = []
+    profile.execute(Measurer(gen, "t1", "s", events.append, ChainPaths(),
+                             service_chains=chains.split(gen.port_pairs(), 3)))
+    (result,) = [e for e in events if isinstance(e, ResultReady)]
+    trials = {e.trial_index: e for e in events if isinstance(e, TrialDone)}
+    weak, strong, strongest = (result.extra["chains"][k]["lossy_hop"] for k in (1, 0, 2))
+    assert weak["hop"] == "link tg:xe2 -> nf1:xe0" and weak["kind"] == "link"
+    failed = trials[weak["trial_index"]]
+    assert failed.verdict == "fail"
+    assert weak["frames"] == failed.result.chains[1].tx_packets - \
+        failed.result.chains[1].rx_packets > 0
+    # the slowest failed trial above the answer: the first the weak chain gave way in
+    above = [t for t in trials.values() if t.verdict == "fail"
+             and t.result.trial.rate_pps > failed.result.trial.rate_pps]
+    assert all(t.result.chains[1].loss_pct > 0 for t in above)
+    assert failed.result.trial.rate_pps == min(
+        t.result.trial.rate_pps for t in trials.values() if t.verdict == "fail")
+    assert strong["hop"] == "link tg:xe0 -> nf0:xe0"  # chain 0 gave way at higher rates
+    assert trials[strong["trial_index"]].result.chains[0].loss_pct > 0
+    assert strongest is None  # chain 2 never lost a frame
+    assert all(t.result.chains[2].loss_pct == 0 for t in trials.values())
