@@ -28,6 +28,9 @@ class Chain:
     pairs: tuple[int, ...] = ()  # the generator's port pairs it is made of, by index
     vnfs: tuple[str, ...] = ()  # the VNFs its frames cross (a shared switch's too)
     nodes: tuple[str, ...] = ()  # the nodes its frames cross that no other chain's do
+    # on one network with the other chains (their ports are its ports): its frames are
+    # told apart by the generator's streams, not by port
+    shared: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,10 +93,21 @@ def problem(pairs: list[tuple[str, str]], count: int) -> str:
     return ""
 
 
+def on_one_network(pair: tuple[str, str], count: int) -> tuple[Chain, ...]:
+    """``count`` chains on one network, all on the generator's port ``pair``."""
+    return tuple(Chain(k, tuple(pair), (0,), shared=True) for k in range(count))
+
+
 def counts(chains: tuple[Chain, ...], ports: dict[str, dict[str, int]],
-           pair_latency: dict | None = None) -> tuple[ChainCounts, ...]:
+           pair_latency: dict | None = None,
+           chain_counts: dict | None = None) -> tuple[ChainCounts, ...]:
     """Each chain's frames in a trial, from the generator's per-port counts, and its
-    latency where it is one pair whose latency the generator measured apart."""
+    latency where it is one pair whose latency the generator measured apart; chains on
+    one network from the generator's counts per chain (``chain_counts``)."""
+    if chain_counts:
+        return tuple(ChainCounts(c.index, chain_counts[c.index]["tx_packets"],
+                                 chain_counts[c.index]["rx_packets"],
+                                 chain_counts[c.index].get("latency")) for c in chains)
     pair_latency = pair_latency or {}
     return tuple(ChainCounts(c.index,
                              sum(ports.get(p, {}).get("tx_packets", 0) for p in c.ports),
@@ -165,9 +179,12 @@ def first_failing(failed_above: list, tolerated_loss_pct: float) -> dict | None:
     for result in sorted(failed_above, key=lambda r: r.trial.rate_pps):
         worst = over_tolerance(result.chains, tolerated_loss_pct)
         if worst:
+            kept_back = int(result.extra.get("chain_frames_not_sent", 0))
             return {"chain": worst[0].chain, "loss_pct": worst[0].loss_pct,
                     "rate_pps": result.trial.rate_pps,
-                    "chains_failed": [c.chain for c in worst]}
+                    "chains_failed": [c.chain for c in worst],
+                    # chains on one network whose split the generator's counts leave open
+                    **({"frames_kept_back": kept_back} if kept_back else {})}
     return None
 
 
@@ -176,6 +193,8 @@ def lossy_hop(chain: Chain, trials: list, paths_of) -> dict | None:
     ``trials`` (the answer's, then the failed ones above it, slowest first) in which
     the chain lost frames and its paths were laid out; None when it lost none or no
     count says where. ``paths_of(result)``: (trial index, TrialPaths or None)."""
+    if chain.shared:  # its ports carry every chain's frames: their counts are not its own
+        return None
     for result in trials:
         share = next((c for c in result.chains if c.chain == chain.index), None)
         if share is None or share.tx_packets <= share.rx_packets:

@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from nsb import chains as service_chains
-from nsb import plan_checks, plugins, sweep_tags
+from nsb import chain_plan, plan_checks, plugins, sweep_tags
 from nsb.contexts.base import Context
 from nsb.contexts.combined import combine
 from nsb.errors import Interrupted, NsbError
@@ -31,7 +30,6 @@ from nsb.events import (
 from nsb.nodes import platform
 from nsb.nodes.nfvi import NfviSampler, Watched
 from nsb.nodes.nic_binding import NicBinder
-from nsb.nodes.node import Endpoint
 from nsb.outputs.base import Output
 from nsb.run_nodes import bind_nics, preflight, sign_in, sign_off
 from nsb.runinfo import RunInfo
@@ -40,7 +38,6 @@ from nsb.scenario_hooks import ScenarioHooks, vnf_death
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer
-from nsb.trial_paths import forwarding, nodes_crossed
 from nsb.vnfs import pool_cores
 from nsb.vnfs.base import TrafficGen, Vnf
 from nsb.vnfs.readiness import wait_all_ready
@@ -134,37 +131,12 @@ def plan(task: Task, run: RunInfo) -> Plan:
                 f"{', '.join(plugins.burst_generator_names())}")
         plan_checks.check_scenario(scenario, generator, vnfs, profile)
         _, runner = _instance("nsb.runners", scenario.runner, run)
-        chains = _service_chains(scenario, generator, vnfs, context)
+        chains = chain_plan.service_chains(scenario, generator, vnfs, context)
         if hasattr(profile, "check_chains"):  # a profile made for chains (isolation)
             profile.check_chains(chains, scenario.profile.options_where)
         scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner, chains))
     outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]
     return Plan(task, run, context, scenarios, outputs)
-
-
-def _service_chains(scenario: ScenarioSpec, generator: TrafficGen, vnfs: list[Vnf],
-                    context: Context) -> tuple:
-    """The scenario's service chains over the generator's port pairs, each with the VNFs
-    its frames cross: () where the task does not speak of chains (one chain given is
-    measured as one: a density sweep's first point)."""
-    if scenario.chains_where is None:
-        return ()
-    pairs = generator.port_pairs()
-    problem = service_chains.problem(pairs, scenario.chains)
-    if problem:
-        raise scenario.chains_where.error(problem)
-    split = service_chains.split(pairs, scenario.chains)
-    forward = forwarding(vnfs, context)
-    crossed = [list(dict.fromkeys(
-        node for port in chain.ports
-        for node in nodes_crossed(Endpoint(generator.node.name, port), context.links, forward)))
-        for chain in split]
-    made = []
-    for chain, nodes in zip(split, crossed, strict=True):
-        others = {node for other in crossed if other is not nodes for node in other}
-        made.append(replace(chain, vnfs=tuple(v.name for v in vnfs if v.node.name in nodes),
-                            nodes=tuple(n for n in nodes if n not in others)))
-    return tuple(made)
 
 
 def _with_generator(scenario: ScenarioSpec) -> ScenarioSpec:

@@ -61,12 +61,14 @@ def wire_peers(links: Iterable[Link]) -> dict[Endpoint, Endpoint]:
 
 def switch_crossings(links: Iterable[Link]) -> dict[Endpoint, Endpoint]:
     """A switch's port of a link to its other port of that link (frames of the link
-    cross the switch between them)."""
-    crossing = {}
+    cross the switch between them). A port of several links (a shared network's) is
+    none: which link a frame takes there is the switch's choice, so a walk stops."""
+    crossing: dict[Endpoint, Endpoint | None] = {}
     for link in links:
         if link.via:
-            crossing[link.switch_a], crossing[link.switch_b] = link.switch_b, link.switch_a
-    return crossing
+            for port, other in ((link.switch_a, link.switch_b), (link.switch_b, link.switch_a)):
+                crossing[port] = None if port in crossing else other
+    return {port: other for port, other in crossing.items() if other is not None}
 
 
 def walk(start: Endpoint, links: list[Link], forward: Forwarding) -> Path:

@@ -100,6 +100,9 @@ class TrialResult:
     # the latency of each of the generator's port pairs (by pair index), where it
     # measures latency per pair: a chain's own latency
     pair_latency: dict = field(default_factory=dict)
+    # each chain's own counts where the generator tells chains on one network apart by
+    # their streams (chain index -> {"tx_packets", "rx_packets", "latency"})
+    chain_counts: dict = field(default_factory=dict)
 
     @property
     def lost_packets(self) -> int:

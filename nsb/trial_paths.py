@@ -72,10 +72,16 @@ class PathCounter:
 
 def forwarding(vnfs: list[Vnf], context: Context):
     """Where each VNF sends what comes in by a port (an Endpoint to an Endpoint, None
-    where nothing says); a node without a VNF that says, its linked interfaces in pairs."""
+    where nothing says); a node without a VNF that says, its linked interfaces in pairs
+    (a switch's ports of links via its bridge aside)."""
     forward: dict[Endpoint, Endpoint] = {}
+    # a switch's ports of links via its bridge: the links say where their frames cross
+    # (or, on a shared network's port, nothing does), never the ports' order
+    switched = {port for link in context.links if link.via
+                for port in (link.switch_a, link.switch_b)}
     for node in context.nodes.values():
-        linked = [i.name for i in node.interfaces.values() if i.peer]
+        linked = [i.name for i in node.interfaces.values()
+                  if i.peer and Endpoint(node.name, i.name) not in switched]
         forward.update({Endpoint(node.name, a): Endpoint(node.name, b)
                         for a, b in pairs_forwarding(linked).items()})
     for vnf in vnfs:

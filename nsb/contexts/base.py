@@ -27,6 +27,9 @@ class Link:
     via: str = ""  # bridge name
     switch_a: Endpoint | None = None
     switch_b: Endpoint | None = None
+    # one of several links of a shared network: an end in more than one of them has one
+    # switch port, which the links share (service chains on one network)
+    shared: bool = False
 
     def other(self, end: Endpoint) -> Endpoint:
         return self.b if end == self.a else self.a

@@ -39,7 +39,9 @@ class OvsLayout:
         memory = [ram.get(f"socket_{n}", 2048) for n in range(max(1, numa_nodes))]
         pci = [p["dpdk-devargs"] for p in self.ports.values()
                if p["type"] == "dpdk" and is_pci(p["dpdk-devargs"])]
+        # the limit keeps OVS to its own pages (its mempool takes all it can get)
         config = {"dpdk-init": "true", "dpdk-socket-mem": ",".join(map(str, memory)),
+                  "dpdk-socket-limit": ",".join(map(str, memory)),
                   "dpdk-extra": ovs_daemons.dpdk_extra(self.file_prefix, pci),
                   "pmd-cpu-mask": str(self.settings["pmd_cpu_mask"])}
         if self.settings.get("lcore_mask"):

@@ -58,11 +58,14 @@ _ENDS = {
 }
 LINKS_SCHEMA = {
     "description": "cables between node:interface ends: [a:if, b:if], or "
-                   "{ends: [a:if, b:if], via: bridge}",
+                   "{ends: [a:if, b:if], via: bridge}; shared: true puts the link on one "
+                   "network with the other shared links via its bridge (an end in several "
+                   "of them has one switch port)",
     "type": "array",
     "items": {"anyOf": [_ENDS, {
         "type": "object", "required": ["ends", "via"], "additionalProperties": False,
-        "properties": {"ends": _ENDS, "via": {"type": "string", "minLength": 1}},
+        "properties": {"ends": _ENDS, "via": {"type": "string", "minLength": 1},
+                       "shared": {"type": "boolean"}},
     }]},
 }
 
@@ -113,16 +116,20 @@ def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[L
     """
     links = []
     used: dict[Endpoint, int] = {}
+    shared_ports: dict[tuple[Endpoint, str], Endpoint] = {}  # (end, via) -> its switch port
     for index, entry in enumerate(raw_links):
         pair, via = (entry["ends"], entry["via"]) if isinstance(entry, dict) else (entry, "")
+        shared = isinstance(entry, dict) and entry.get("shared", False)
         at = ("links", index, "ends") if via else ("links", index)
         ends = []
         for side, text in enumerate(pair):
             end = _end(text, nodes, where, at + (side,))
-            if end in used:
-                raise where.error(f"interface '{text}' is already in link {used[end]}",
-                                  *at, side)
-            used[end] = index
+            if end in used and not (shared and (end, via) in shared_ports):
+                raise where.error(f"interface '{text}' is already in link {used[end]}"
+                                  + (" (an interface is in several links only where all "
+                                     "are shared: true via the same bridge)" if shared
+                                     else ""), *at, side)
+            used.setdefault(end, index)
             ends.append(end)
         if ends[0] == ends[1]:
             raise where.error("a link needs two different interfaces", *at[:2])
@@ -139,13 +146,19 @@ def build_links(raw_links: list, nodes: dict[str, Node], where: Where) -> list[L
         host, bridge = _bridge_node(via, nodes, where, ("links", index, "via"))
         ports = []
         for side, end in enumerate(ends):
+            if (end, via) in shared_ports:  # the shared network's port of this end
+                ports.append(shared_ports[(end, via)])
+                continue
             port = _switch_port(nodes, host, bridge, end, index, "ab"[side], where)
             if port in used:
                 raise where.error(f"{end} is cabled to {port}, which link {used[port]} "
                                   "uses already", *at, side)
             used[port] = index
+            if shared:
+                shared_ports[(end, via)] = port
             ports.append(port)
-        links.append(Link(ends[0], ends[1], via=bridge, switch_a=ports[0], switch_b=ports[1]))
+        links.append(Link(ends[0], ends[1], via=bridge, switch_a=ports[0], switch_b=ports[1],
+                          shared=shared))
     return links
 
 
@@ -223,9 +236,20 @@ def assign_memif_sockets(links: list[Link], nodes: dict[str, Node], socket_dir: 
 
 def assign_addresses(nodes: dict[str, Node], links: list[Link], first: int = 1) -> None:
     """Give each linked interface without an IP 10.<k/256>.<k%256>.1|2/24 for link k,
-    counting from ``first`` (another context's links count from further on)."""
+    counting from ``first`` (another context's links count from further on); a shared
+    network is one subnet, its first link's, each further end the next host in it."""
+    networks: dict[Endpoint, list[int]] = {}  # a shared end -> [its subnet, next host]
     for index, link in enumerate(links, start=first):
+        hub = next((end for end in (link.a, link.b) if end in networks), None) \
+            if link.shared else None
         for host, end in ((1, link.a), (2, link.b)):
             iface = nodes[end.node].interfaces[end.interface]
-            if not iface.ip:
+            if hub is not None and end != hub and not iface.ip:
+                subnet, networks[hub][1] = networks[hub][0], networks[hub][1] + 1
+                host = networks[hub][1] - 1
+                iface.ip = f"10.{subnet // 256}.{subnet % 256}.{host}/24"
+            elif not iface.ip:
                 iface.ip = f"10.{index // 256}.{index % 256}.{host}/24"
+        if link.shared and hub is None:
+            network = [index, 3]  # one counter for the network, whichever end it is met by
+            networks[link.a] = networks[link.b] = network

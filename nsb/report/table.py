@@ -66,7 +66,10 @@ def warning_lines(results: list[dict]) -> list[str]:
                          f"first (lost {first['loss_pct']:.4g} % at "
                          f"{first['rate_pps']:,.0f} pps; chains over the tolerance there: "
                          f"{', '.join(map(str, first['chains_failed']))})"
-                         + (f"; most lost at {hop['words']}" if hop else ""))
+                         + (f"; most lost at {hop['words']}" if hop else "")
+                         + (f"; TRex kept {first['frames_kept_back']:,} frames back there, "
+                            "so which chains lost is partly inferred"
+                            if first.get("frames_kept_back") else ""))
         lines += isolation_lines(r)
         if r.get("mrr"):
             m = r["mrr"]

@@ -20,6 +20,12 @@ from nsb.task.yaml_lines import LocatedDocument
 # where each context type declares its nodes
 NODE_KEYS = {"netns": "nodes", "libvirt": "vms", "kubernetes": "servers"}
 LINKS = ("memif", "veth", "vhostuser")
+# TRex's names among the generators (setup.cfg's nsb.vnfs): it counts chains on one
+# network apart (options.chain_destinations)
+TREX_TYPES = ("trex", "TrexTrafficGen", "TrexTrafficGenRFC")
+# generators whose ports and tasks are their own config's: nsb cannot give them a port
+# pair per chain
+CONFIG_PORTED_TYPES = ("prox_tg", "prox_irq_gen")
 
 SCHEMA = {
     "type": "object",
@@ -43,6 +49,9 @@ SCHEMA = {
         "link": {"enum": list(LINKS)},  # every hop's ports (default memif)
         "generator_link": {"enum": list(LINKS)},  # the generator's ports (default link)
         "via": {"type": "string", "minLength": 1},  # every hop through this bridge
+        # the chains on one network (via's bridge): one port pair, each chain's frames to
+        # its first NF's MAC (NFVbench's service_chain_shared_net)
+        "shared_net": {"type": "boolean"},
         "context": {"type": "string", "minLength": 1},  # which context hosts the NFs
         "deployed": {"type": "integer", "minimum": 1, "maximum": 64},  # chains laid out
         # StandaloneOvsDpdk: the host NICs cabled to the generator, two per chain in order
@@ -87,6 +96,11 @@ def _expand_scenario(doc: LocatedDocument, at: tuple, scenario: dict) -> None:
             raise where.error(f"NF name {name!r} twice: each NF of the chain needs its own "
                               "(its nodes and VNFs are named <name><chain>)", "nfs", j, "name")
     gen = scenario["traffic_generator"]
+    if gen.get("type") in CONFIG_PORTED_TYPES:
+        raise where.error(f"generator type {gen['type']!r} sends from the ports its own "
+                          "config names, so nsb cannot give it a port pair per chain: give "
+                          "the chain's generator type trex or trafgen")
+    shared = _shared_net(doc, at, scenario, template)
     host = _hosting_context(doc, template, where)
     if host[1].get("type") in chain_standalone.TYPES:
         chain_standalone.check(template, deployed, where)
@@ -98,7 +112,7 @@ def _expand_scenario(doc: LocatedDocument, at: tuple, scenario: dict) -> None:
                               "phy_ports")
         gen_ifaces = _generator_node(doc, gen["node"], where)
         for k in range(deployed):
-            _lay_out_chain(doc, at, template, host, (gen["node"], gen_ifaces), k)
+            _lay_out_chain(doc, at, template, host, (gen["node"], gen_ifaces), k, shared)
     cores = _cores(template, template["nfs"], count, where)
     vnfs = scenario.setdefault("vnfs", [])
     for k in range(count):
@@ -112,14 +126,52 @@ def _expand_scenario(doc: LocatedDocument, at: tuple, scenario: dict) -> None:
     if "port_pairs" in options:
         raise where.error("the chain template sets the generator's port_pairs (one per "
                           "chain); leave port_pairs out of its options")
-    options["port_pairs"] = [[f"xe{2 * k}", f"xe{2 * k + 1}"] for k in range(count)]
+    options["port_pairs"] = [[f"xe{2 * k}", f"xe{2 * k + 1}"]
+                             for k in range(1 if shared else count)]
     _located(doc, (*at, "traffic_generator", "options", "port_pairs"), at + ("chain",))
+    if shared:  # each chain's frames go to its first NF's MAC
+        options["chain_destinations"] = [f"{template['nfs'][0]['name']}{k}:xe0"
+                                         for k in range(count)]
+        _located(doc, (*at, "traffic_generator", "options", "chain_destinations"),
+                 at + ("chain",))
+
+
+def _shared_net(doc: LocatedDocument, at: tuple, scenario: dict, template: dict) -> bool:
+    """Whether the chains are on one network (the template's shared_net, or NFVbench's
+    service_chain_shared_net beside it), checked."""
+    where, key = (Where(doc, at), "service_chain_shared_net") \
+        if scenario.get("service_chain_shared_net") else \
+        (Where(doc, at + ("chain",)), "shared_net")
+    if scenario.pop("service_chain_shared_net", False):
+        template["shared_net"] = True
+    if not template.get("shared_net", False):
+        return False
+    _check_shared(template, where, key)
+    generator = scenario["traffic_generator"].get("type")
+    if generator not in TREX_TYPES:
+        raise where.error("chains on one network are told apart by TRex's flow statistics "
+                          f"(a pg_id per chain); generator type {generator!r} cannot: give "
+                          "type trex", key)
+    return True
+
+
+def _check_shared(template: dict, where: Where, key: str) -> None:
+    """Chains on one network meet on a switch's bridge, over vhost-user ports."""
+    if "via" not in template or template.get("link", "memif") != "vhostuser" or \
+            template.get("generator_link", "vhostuser") != "vhostuser":
+        raise where.error("chains on one network meet on a switch: give the chain "
+                          "template link: vhostuser and via: <bridge> (memif and veth join "
+                          "two ports only)", key)
+    if "phy_ports" in template:
+        raise where.error("chains on one network are laid out in the lab's contexts; a "
+                          "StandaloneOvsDpdk context's chains each take their own NICs", key)
 
 
 def _lay_out_chain(doc: LocatedDocument, at: tuple, template: dict, host: tuple,
-                   generator: tuple, k: int) -> None:
+                   generator: tuple, k: int, shared: bool = False) -> None:
     """Chain ``k``'s nodes in the ``host`` context (its key path, its mapping), the
-    ``generator``'s (node name, interfaces) two ports for it and the links between."""
+    ``generator``'s (node name, interfaces) two ports for it and the links between;
+    ``shared``: every chain on the generator's xe0 and xe1 (one network each way)."""
     where = Where(doc, at + ("chain",))
     context_at, context = host
     gen_node_name, gen_ifaces = generator
@@ -127,8 +179,9 @@ def _lay_out_chain(doc: LocatedDocument, at: tuple, template: dict, host: tuple,
     nodes = context.setdefault(node_key, {})
     links = context.setdefault("links", [])
     link = template.get("link", "memif")
-    ends = _give_generator_ports(gen_ifaces, gen_node_name, k,
-                                 {"type": template.get("generator_link", link)}, where)
+    port = {"type": template.get("generator_link", link)}
+    ends = ["xe0", "xe1"] if shared and k > 0 else \
+        _give_generator_ports(gen_ifaces, gen_node_name, 0 if shared else k, port, where)
     hops = [f"{gen_node_name}:{ends[0]}"]
     for j, nf in enumerate(template["nfs"]):
         name = f"{nf['name']}{k}"
@@ -142,8 +195,10 @@ def _lay_out_chain(doc: LocatedDocument, at: tuple, template: dict, host: tuple,
         hops += [f"{name}:xe0", f"{name}:xe1"]
     hops.append(f"{gen_node_name}:{ends[1]}")
     for a, b in zip(hops[0::2], hops[1::2], strict=True):
-        links.append({"ends": [a, b], "via": template["via"]} if "via" in template
-                     else [a, b])
+        on_generator = gen_node_name in (a.split(":")[0], b.split(":")[0])
+        links.append({"ends": [a, b], "via": template["via"],
+                      **({"shared": True} if shared and on_generator else {})}
+                     if "via" in template else [a, b])
         _located(doc, (*context_at, "links", len(links) - 1), at + ("chain",))
 
 

@@ -70,11 +70,10 @@ def _chains(doc: yaml_lines.LocatedDocument, at: tuple, raw: dict) -> dict:
     if len(given) > 1:
         raise doc.error(at + (given[1],), "give chains or service_chain_count, not both "
                         "(they are the same count)")
-    if raw.get("service_chain_shared_net"):
-        raise doc.error(at + ("service_chain_shared_net",), "not supported yet: chains on "
-                        "one shared network (told apart by MAC or VLAN); nsb gives each "
-                        "chain its own network and port pair (service_chain_shared_net: "
-                        "false)")
+    if raw.get("service_chain_shared_net"):  # a chain template takes it (chain_template)
+        raise doc.error(at + ("service_chain_shared_net",), "chains on one shared network "
+                        "are laid out by a chain template: give the scenario a 'chain:' "
+                        "(its NFs, link: vhostuser, via: <bridge>) beside chains: N")
     if not given:
         return {}
     return {"chains": raw[given[0]], "chains_where": Where(doc, at + (given[0],))}

@@ -61,6 +61,10 @@ class IsolationProfile(TrafficProfile):
         if len(chains) < 2:
             raise where.error("the isolation profile needs chains: N (2 or more) in its "
                               "scenario: one disturbed, the others measured", "type")
+        if any(c.shared for c in chains):
+            raise where.error("the isolation profile sends each chain its own rate on its own "
+                              "port pairs; chains on one network share theirs (give each "
+                              "chain its own network)", "type")
         if self.options["disturbed_chain"] >= len(chains):
             raise where.error(f"disturbed_chain {self.options['disturbed_chain']}: the "
                               f"scenario has chains 0 to {len(chains) - 1}", "disturbed_chain")

@@ -214,7 +214,8 @@ class Measurer:
     def _counted_per_chain(self, result: TrialResult) -> TrialResult:
         """The trial with each chain's counts; generator-limited too when the generator
         sent a chain less than its share (its total may still be near the rate asked)."""
-        per_chain = chains.counts(self.chains, result.ports, result.pair_latency)
+        per_chain = chains.counts(self.chains, result.ports, result.pair_latency,
+                                  result.chain_counts)
         result = replace(result, chains=per_chain)
         if result.intended_packets <= 0:
             return result

@@ -153,6 +153,12 @@ class TrafficGen(Vnf):
         on the other): what service chains are made of. [] where it has no pairs."""
         return []
 
+    def chain_destinations(self) -> list[str]:
+        """The service chains it tells apart on its one port pair by their own streams:
+        each chain's first port ("node:interface"), whose MAC its frames are sent to;
+        [] where it does not."""
+        return []
+
     # reads its counters while a trial's traffic runs (``run_sampled``); a generator
     # that cannot says why in ``no_interval_reason``, and soaks run it in pieces
     SAMPLES_INTERVALS = False

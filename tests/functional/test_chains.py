@@ -122,6 +122,54 @@ def test_pvp_chains_behind_ovs_dpdk_count_what_ovs_and_each_testpmd_counted(resu
     assert leftovers(task_id) == []
 
 
+def test_chains_on_one_network_count_what_each_chains_testpmd_counted(results_conf,
+                                                                     tmp_path):
+    """Two PVP chains on one network each way (NFVbench's service_chain_shared_net):
+    TRex sends both chains' frames from xe0, each to its testpmd's MAC, and counts
+    each chain by its own flow statistics. In every trial the chains add up to TRex's
+    ports; each testpmd received only its own chain's frames (its telemetry, per trial);
+    in a trial that lost nothing each chain's frames are exactly what its testpmd
+    received and sent, whether or not TRex's port kept frames back."""
+    proc = start(results_conf, {"chains": 2, "link": "vhostuser", "shared_net": True,
+                                "duration_s": 1, "packet_sizes": [64], "upper_bound": 0.3,
+                                "test_precision": 0.05}, task=SAMPLE, env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    before = {0: (0, 0), 1: (0, 0)}
+    lossless = 0
+    for trial in doc["trials"]:
+        shares = trial["chains"]
+        assert [c["chain"] for c in shares] == [0, 1]
+        assert sum(c["tx_packets"] for c in shares) == trial["tx_packets"]
+        assert sum(c["rx_packets"] for c in shares) == trial["rx_packets"]
+        telemetry = {s["source"]: s["kpis"] for s in doc["kpis"]
+                     if s.get("trial_index") == trial["trial_index"]}
+        for k, share in enumerate(shares):
+            now = telemetry[f"testpmd{k}"]
+            into = now["port0_ipackets"] - before[k][0]
+            out_of = now["port1_opackets"] - before[k][1]
+            before[k] = (now["port0_ipackets"], now["port1_opackets"])
+            assert share["rx_packets"] <= out_of <= into  # TRex got back what it forwarded
+            assert into > 0
+            if trial["rx_packets"] == trial["tx_packets"]:  # nothing lost: exact per chain
+                assert share["tx_packets"] == share["rx_packets"] == into == out_of
+        lossless += trial["rx_packets"] == trial["tx_packets"]
+        # its path is followed to the shared switch port, and no further
+        (direction,) = trial["path"]["directions"]
+        assert not direction["complete"]
+        assert direction["points"][-1]["place"] == "host:br0-0a rx"
+        if trial["latency"]:
+            assert all(c["latency"]["samples"] > 0 for c in shares)
+    assert lossless > 0
+    (result,) = doc["results"]
+    assert [c["chain"] for c in result["chains"]] == [0, 1]
+    assert sum(c["throughput_pps"] for c in result["chains"]) == \
+        pytest.approx(result["throughput_pps"])
+    assert all(c["lossy_hop"] is None for c in result["chains"])  # no port is a chain's own
+    assert leftovers(task_id) == []
+
+
 def test_an_isolation_run_loads_one_chain_runs_its_neighbour_and_reports_the_others(
         results_conf, tmp_path):
     """Two memif chains at 0.05 % of line rate, then chain 0 sent 2 % with a neighbour

@@ -220,8 +220,8 @@ def test_chains_written_out_by_hand_find_their_vnfs_on_their_paths(nsb_main, tmp
      "scenarios[0].service_chain_count: give chains or service_chain_count, not both"),
     ('{"chains": 2}', "    chains: {{ chains | default(2) }}\n",
      "    chains: 2\n    service_chain_shared_net: true\n",
-     "scenarios[0].service_chain_shared_net: not supported yet: chains on one shared "
-     "network"),
+     "scenarios[0].service_chain_shared_net: chains on one network meet on a switch: give "
+     "the chain template link: vhostuser and via: <bridge>"),
     ('{"chains": 3, "core_pool": "1-2", "shared_cores": false}', "", "",
      "scenarios[0].chain.cores.pool: 3 chain(s) of 1 NF(s) with 1 core(s) each need 3 "
      "CPUs; the pool 1-2 has 2"),

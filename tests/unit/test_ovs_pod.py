@@ -233,6 +233,8 @@ def test_the_vswitch_samples_on_the_sample_pod_take_every_nic_by_pci(nsb_main, s
         assert line.endswith(f"type=dpdk options:dpdk-devargs={host[port]['pci']} "
                              "options:n_rxq=1")
     assert ovs["other_config"]["dpdk-socket-mem"] == "1024,1024"
+    # OVS's heap kept to its pages: its mempool would take the pages others were given
+    assert ovs["other_config"]["dpdk-socket-limit"] == "1024,1024"
     tg = scenario["traffic_generator"]["tg0"]
     assert yaml.safe_load(tg["trex_cfg.yaml"])[0]["interfaces"] == [
         nodes["tg"]["interfaces"][p]["pci"] for p in ("xe0", "xe1")]

@@ -45,7 +45,8 @@ def test_the_lab_sample_s_ovs_dpdk_has_af_packet_ports_vhost_user_clients_and_fl
                             "in_port=dpdkvhostuser1,actions=output:dpdk1"]
     # no PCI NIC: DPDK does not scan the bus; socket memory per NUMA node of the host
     assert layout.other_config(1) == {
-        "dpdk-init": "true", "dpdk-socket-mem": "256", "pmd-cpu-mask": "0x2",
+        "dpdk-init": "true", "dpdk-socket-mem": "256", "dpdk-socket-limit": "256",
+        "pmd-cpu-mask": "0x2",
         "dpdk-extra": f"--file-prefix=nsb-{TASK_ID}-ovs --no-pci"}
     assert layout.other_config(2)["dpdk-socket-mem"] == "256,256"
     args = layout.vsctl_args()

@@ -216,7 +216,8 @@ def test_ovs_dpdk_sample_shows_the_vm_its_nics_and_ovs_as_nsb_sets_them_up(nsb_m
     ovs = standalone["ovs"]
     config = ovs["other_config"]
     assert config.pop("dpdk-extra").startswith("--file-prefix=nsb-")  # PCI: no --no-pci
-    assert config == {"dpdk-init": "true", "dpdk-socket-mem": "2048,2048", "pmd-cpu-mask": "0x6"}
+    assert config == {"dpdk-init": "true", "dpdk-socket-mem": "2048,2048",
+                      "dpdk-socket-limit": "2048,2048", "pmd-cpu-mask": "0x6"}
     assert ovs["vswitchd"] == "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
     assert ovs["ports"]["dpdk1"] == {"type": "dpdk", "dpdk-devargs": "0000:af:00.1",
                                      "n_rxq": 4, "network": "downlink_0"}

@@ -141,8 +141,9 @@ class OvsVnf(Vnf):
         return ovs_daemons.DPDK_VSWITCHD if self.options["dpdk_init"] else "ovs-vswitchd"
 
     def _port_names(self) -> list[str]:
-        return [p for link in self.links for p in (link.switch_a.interface,
-                                                     link.switch_b.interface)]
+        """Each switch port once (a shared network's port is in several links)."""
+        return list(dict.fromkeys(p for link in self.links for p in (
+            link.switch_a.interface, link.switch_b.interface)))
 
     def _vhost_socket(self, port: str) -> str:
         """The socket of the VNF interface this switch port is cabled to."""
@@ -194,6 +195,9 @@ class OvsVnf(Vnf):
         if self.options["flows"] == "normal":
             return ["priority=0,actions=NORMAL"]
         rules = []
+        ports = [p for link in self.links for p in (link.switch_a.interface,
+                                                     link.switch_b.interface)]
+        shared = {p for p in ports if ports.count(p) > 1}  # frames leave it by their MAC
         for link in self.links:
             a_end = self.node.interfaces[link.switch_a.interface]
             b_end = self.node.interfaces[link.switch_b.interface]
@@ -201,7 +205,7 @@ class OvsVnf(Vnf):
             b = self.context.nodes[link.b.node].interfaces[link.b.interface]
             for into, out, towards in ((a_end, b_end, b), (b_end, a_end, a)):
                 match = f"in_port={into.name}"
-                if self.options["flows"] == "l2":
+                if self.options["flows"] == "l2" or into.name in shared:
                     match += f",dl_dst={towards.mac}"
                 elif self.options["flows"] == "l3" and towards.ip:
                     match += f",ip,nw_dst={towards.address}"
@@ -258,9 +262,12 @@ class OvsVnf(Vnf):
         dpdk = self.options["dpdk_init"]
         extra = ovs_daemons.dpdk_extra(self.file_prefix, [i.pci for i in self.dpdk_nics()],
                                        self.options.get("dpdk_extra"))
+        memory = (self.options.get("dpdk_socket_mem") or DEFAULT_SOCKET_MEM) if dpdk else None
+        # the limit keeps OVS's heap to the pages reserved for it: its shared mempool takes
+        # the most mbufs that fit, and grown into free pages it left none for the vhost
+        # devices connecting later ("failed to allocate memory for new device")
         pairs = {"dpdk-init": "true" if dpdk else None,
-                 "dpdk-socket-mem": (self.options.get("dpdk_socket_mem") or DEFAULT_SOCKET_MEM)
-                 if dpdk else None,
+                 "dpdk-socket-mem": memory, "dpdk-socket-limit": memory,
                  "dpdk-extra": extra if dpdk else None,
                  "dpdk-lcore-mask": self.options.get("dpdk_lcore_mask"),
                  "pmd-cpu-mask": self.options.get("pmd_cpu_mask"),

@@ -25,7 +25,7 @@ from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
-from nsb.vnfs.trex import install, pacing, sampled, stats, streams, trex_cfg, vxlan
+from nsb.vnfs.trex import install, pacing, sampled, shared_net, stats, streams, trex_cfg, vxlan
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
 
@@ -49,6 +49,7 @@ class TrexTrafficGen(TrafficGen):
         self.trex_path = options.get("trex_path") or install.default_path()
         self.ports = self._ports(options.get("port_pairs"))
         self.paths = self._paths()
+        self.chain_macs = self._chain_macs(options, context)
         self.vxlan = vxlan.from_options(options.get("vxlan"))
         if self.vxlan and options["latency_pps"] > 0:
             raise spec.options_where.error(
@@ -98,6 +99,18 @@ class TrexTrafficGen(TrafficGen):
     def port_pairs(self) -> list[tuple[str, str]]:
         return [(self.ports[k].name, self.ports[k + 1].name)
                 for k in range(0, len(self.ports) - 1, 2)]
+
+    def _chain_macs(self, options: dict, context) -> list[str]:
+        """Each chain's MAC where the chains share one network (one port pair, one way)."""
+        given, where = options.get("chain_destinations"), self.spec.options_where
+        if given and (len(self.ports) != 2 or options["bidirectional"]):
+            raise where.error("chains on one network are sent from one port pair, one way: "
+                              "give one port pair and bidirectional: false",
+                              "chain_destinations")
+        return shared_net.destinations(given, context.nodes, where)
+
+    def chain_destinations(self) -> list[str]:
+        return list(self.options.get("chain_destinations") or []) if self.chain_macs else []
 
     def _paths(self) -> list[streams.Path]:
         paths = []
@@ -164,6 +177,9 @@ class TrexTrafficGen(TrafficGen):
         info["ports"] = {n: f"{i.name} ({trex_cfg.port_kind(i)})"
                          for n, i in enumerate(self.ports)}
         info["streams"] = [stats.describe_path(p, self.options) for p in self.paths]
+        if self.chain_macs:
+            info["chain_streams"] = shared_net.describe(self.chain_destinations(),
+                                                        self.chain_macs)
         if self.vxlan:
             info["vxlan"] = vxlan.describe(self.vxlan)
         return info
@@ -279,7 +295,13 @@ class TrexTrafficGen(TrafficGen):
         latency = stats.latency(pgid_stats, pg_ids) if pg_ids else None
         result = stats.trial_result(replace(trial, flows=flows), self, port_stats, pace,
                                     latency, missed)
-        return replace(result, pair_latency=stats.pair_latency(pgid_stats, self._pair_of))
+        result = replace(result, pair_latency=stats.pair_latency(pgid_stats, self._pair_of))
+        if not self.chain_macs:
+            return result
+        per_chain, unsent = shared_net.counts(pgid_stats, len(self.chain_macs),
+                                              result.tx_packets, result.rx_packets)
+        return replace(result, chain_counts=per_chain,
+                       extra={**result.extra, "chain_frames_not_sent": float(unsent)})
 
     def rx_missed(self, ports: list[int]) -> dict[int, int]:
         """Per receiving port, the frames its receive path dropped for want of buffers
@@ -311,6 +333,13 @@ class TrexTrafficGen(TrafficGen):
                 per_path_pps, self.options["latency_pps"] if trial.latency else 0)
             if trial.latency_only and latency_pps > 0:  # no load: latency frames alone
                 data_pps, latency_pps = 0.0, per_path_pps
+            if self.chain_macs:  # every chain's streams, each counted by its pg_ids
+                client.add_streams(shared_net.chain_streams(
+                    api, path, spec, trial.frame_size, data_pps,
+                    latency_pps if trial.latency else 0, self.chain_macs, shares[index]),
+                    ports=[path.tx])
+                pg_ids += [pg for k in range(len(self.chain_macs)) for pg in shared_net.pg_ids(k)]
+                continue
             loaded = streams.data_streams(api, path, spec, trial.frame_size, data_pps,
                                           shares[index]) if data_pps > 0 else []
             if latency_pps > 0 and trial.latency:

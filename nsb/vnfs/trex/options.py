@@ -24,6 +24,12 @@ OPTIONS_SCHEMA = {
             "items": {"type": "array", "minItems": 2, "maxItems": 2,
                       "items": {"type": "string"}},
         },
+        "chain_destinations": {
+            "description": "service chains on one network: each chain's first port "
+                           "(node:interface), whose MAC its frames are sent to from the one "
+                           "port pair, each chain counted by its own flow statistics",
+            "type": "array", "minItems": 1, "maxItems": 64,
+            "items": {"type": "string", "pattern": "^[^:]+:[^:]+$"}},
         "bidirectional": {"description": "traffic both ways through each port pair (uplink and "
                                          "downlink), as NSB sends it",
                           "type": "boolean", "default": True},

@@ -165,9 +165,10 @@ def padded(api, base, frame_size: int):
 
 
 def data_streams(api, path: Path, spec: PacketSpec, frame: Frame, pps: float,
-                 burst: int | None = None) -> list:
+                 burst: int | None = None, pg_id: int | None = None) -> list:
     """One continuous stream of ``frame`` (a size, or a whole mix) at ``pps``; with
-    ``burst``, exactly that many frames at ``pps`` (TRex's single burst), then none."""
+    ``burst``, exactly that many frames at ``pps`` (TRex's single burst), then none;
+    with ``pg_id``, counted apart by TRex's flow statistics."""
     trex_vxlan.check_single_size(spec, spec.name, isinstance(frame, frames.FrameMix))
     base = headers(api, spec, path)
     packet = padded(api, base, frames.largest(frame) + trex_vxlan.overhead(spec))
@@ -175,7 +176,8 @@ def data_streams(api, path: Path, spec: PacketSpec, frame: Frame, pps: float,
     builder = api.STLPktBuilder(pkt=packet, vm=vm)
     mode = api.STLTXCont(pps=pps) if burst is None else \
         api.STLTXSingleBurst(total_pkts=burst, pps=pps)
-    return [api.STLStream(packet=builder, mode=mode, name=spec.name)]
+    counted = api.STLFlowStats(pg_id=pg_id) if pg_id is not None else None
+    return [api.STLStream(packet=builder, mode=mode, name=spec.name, flow_stats=counted)]
 
 
 def latency_stream(api, path: Path, spec: PacketSpec, frame: Frame, pps: float, pg_id: int):
