@@ -53,6 +53,8 @@ class ScenarioHooks(TrialHooks):
 
     def trial_measured(self, index: int, result: TrialResult | None = None) -> None:
         self.sampler.stop()
+        if self.sampler.failure is not None:
+            raise self.sampler.failure
         death = vnf_death([*self.scenario.vnfs, self.scenario.generator])
         if death is not None:
             raise death

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from nsb.errors import NsbError
 from nsb.executors.base import Executor
 
 LOG = logging.getLogger(__name__)
@@ -139,6 +140,9 @@ class NfviSampler:
         self.emit = emit
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # what stopped the run while it sampled (the results could not be written): the
+        # trial's own thread raises it, an exception here would end this thread alone
+        self.failure: NsbError | None = None
 
     def start(self, trial_index: int) -> None:
         if self.interval_s <= 0 or not self.executors:
@@ -165,7 +169,11 @@ class NfviSampler:
             if stopped and emitted and time.monotonic() - read_at < MIN_LAST_S:
                 break  # too short a stretch to add anything to the trial's samples
             current, read_at = self._read_all(), time.monotonic()
-            self._emit_deltas(previous, current, trial_index)
+            try:
+                self._emit_deltas(previous, current, trial_index)
+            except NsbError as exc:
+                self.failure = exc
+                return
             previous, emitted = current, True
 
     def _read_all(self) -> dict[str, Snapshot]:

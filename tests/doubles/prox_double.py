@@ -464,7 +464,11 @@ def parse_args(argv: list[str]) -> dict:
 
 def main(argv: list[str]) -> int:
     def on_signal(signum, frame):
-        log(f"Received signal {signum}, exiting")
+        # written unbuffered: the signal may land inside log()'s own write or flush, and
+        # a buffered writer entered again raises RuntimeError (exit 1 instead of 0)
+        line = f"Received signal {signum}, exiting\n".encode()
+        for fd in (sys.stdout.fileno(), *(h.fileno() for h in LOG_FILES)):
+            os.write(fd, line)
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, on_signal)

@@ -1,5 +1,7 @@
 """NFVi sampling: /proc parsing and the rates derived from two reads."""
 
+import pytest
+
 from nsb.nodes.nfvi import NfviSampler, Watched, core_kpis, parse_snapshot, process_kpis
 
 PROC_STAT = """cpu  100 0 50 800 50 0 0 0 0 0
@@ -99,6 +101,36 @@ def test_a_trial_shorter_than_the_interval_still_has_its_sample():
     [process] = [e for e in emitted if e[0] == "nfvi:testpmd0"]
     assert process[3] == 3 and process[2]["cpu_user_pct"] > 0
     assert [e[0] for e in emitted].count("node:sut") == 1
+
+
+def test_a_record_that_cannot_be_written_while_sampling_stops_the_run_from_the_trial():
+    """A full results disk met first by the sampler's thread: the thread ends without a
+    traceback and keeps the error, which the trial's own thread raises once the trial is
+    measured (before, the error ended the sampler's thread alone and the run went on)."""
+    from nsb.errors import RunError
+    from nsb.scenario_hooks import ScenarioHooks
+
+    reads = [PROC_STAT + "== 4242\n" + PID_STAT.format(utime=utime, stime=0) + "\n"
+             + PID_STATUS.format(rss=1, vol=0, nonvol=0) for utime in (0, 50, 100, 150)]
+    full = RunError("cannot write the results: No space left on device; the run stopped")
+    calls = []
+
+    def emit(*event):
+        calls.append(event)
+        raise full
+
+    sampler = NfviSampler({"sut": ScriptedExecutor(reads)}, [Watched("testpmd0", "sut", 4242)],
+                          0.05, emit)
+    sampler.start(trial_index=0)
+    thread = sampler._thread
+    thread.join(5)
+    assert not thread.is_alive()  # it ended at the first failed write
+    assert len(calls) == 1 and sampler.failure is full
+    hooks = ScenarioHooks.__new__(ScenarioHooks)
+    hooks.sampler = sampler
+    with pytest.raises(RunError) as raised:
+        hooks.trial_measured(0)
+    assert raised.value is full
 
 
 def test_a_wrapper_process_counts_its_descendants_the_real_program():
