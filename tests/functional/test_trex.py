@@ -307,7 +307,8 @@ def test_nsbs_trex_task_format_runs_in_the_lab(results_conf, tmp_path):
     assert all(t["latency"] is None for t in doc["trials"])
     # the generator's NFVi KPIs are TRex's (_t-rex-64 under its launcher), not the wrapper's
     trex = [k["kpis"] for k in doc["kpis"] if k["source"].startswith("nfvi:tg")]
-    assert trex and max(k["cpu_user_pct"] for k in trex) > 5
+    # a 1 s trial's sample measured 3.9 to 6.6 % here; its idle launcher shell shows 0
+    assert trex and max(k["cpu_user_pct"] for k in trex) > 1
     assert min(k["processes"] for k in trex) >= 2 and max(k["rss_kb"] for k in trex) > 50_000
     assert leftovers(task_id) == []
 
