@@ -140,10 +140,15 @@ class OvsVnf(Vnf):
             return self.options["vswitchd_path"]
         return ovs_daemons.DPDK_VSWITCHD if self.options["dpdk_init"] else "ovs-vswitchd"
 
+    def _link_ports(self) -> list[str]:
+        """The switch ports of its links, link by link (a shared network's port once
+        for each of its links)."""
+        return [p for link in self.links for p in (link.switch_a.interface,
+                                                     link.switch_b.interface)]
+
     def _port_names(self) -> list[str]:
-        """Each switch port once (a shared network's port is in several links)."""
-        return list(dict.fromkeys(p for link in self.links for p in (
-            link.switch_a.interface, link.switch_b.interface)))
+        """Each switch port once."""
+        return list(dict.fromkeys(self._link_ports()))
 
     def _vhost_socket(self, port: str) -> str:
         """The socket of the VNF interface this switch port is cabled to."""
@@ -195,8 +200,7 @@ class OvsVnf(Vnf):
         if self.options["flows"] == "normal":
             return ["priority=0,actions=NORMAL"]
         rules = []
-        ports = [p for link in self.links for p in (link.switch_a.interface,
-                                                     link.switch_b.interface)]
+        ports = self._link_ports()
         shared = {p for p in ports if ports.count(p) > 1}  # frames leave it by their MAC
         for link in self.links:
             a_end = self.node.interfaces[link.switch_a.interface]
