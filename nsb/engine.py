@@ -38,7 +38,7 @@ from nsb.scenario_hooks import ScenarioHooks, vnf_death
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer
-from nsb.vnfs import pool_cores
+from nsb.vnfs import memif_servers, pool_cores
 from nsb.vnfs.base import TrafficGen, Vnf
 from nsb.vnfs.readiness import wait_all_ready
 
@@ -263,10 +263,13 @@ def _collect_facts(plan: Plan, bus: EventBus, facts: dict[str, dict]) -> None:
                                    facts=facts[node.name]))
 
 
-def _start(vnfs: list[Vnf], run: RunInfo, teardown: contextlib.ExitStack) -> None:
-    """Instantiate in order (stopped in reverse), then wait until each is ready."""
-    for vnf in vnfs:
+def _start(vnfs: list[Vnf], run: RunInfo, teardown: contextlib.ExitStack,
+           started: Iterable[Vnf] = ()) -> None:
+    """Instantiate in order (stopped in reverse), a memif client once its servers
+    accept it, then wait until each is ready."""
+    for index, vnf in enumerate(vnfs):
         teardown.callback(vnf.terminate)
+        memif_servers.wait_for_servers(vnf, [*started, *vnfs[:index]], run.vnf_start_timeout_s)
         LOG.info("starting %s (%s) on %s", vnf.name, vnf.spec.type, vnf.node.name)
         vnf.instantiate()
     wait_all_ready(vnfs, run.vnf_start_timeout_s)
@@ -288,7 +291,8 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
             _collect_facts(plan, bus, facts)
             preflight(waiting, facts)
             bind_nics(waiting, binder)
-            _start(waiting, run, teardown)
+            _start(waiting, run, teardown,
+                   started=[vnf for vnf in _vnfs(scenario) if vnf not in waiting])
         _running_versions(_vnfs(scenario), run, bus)
         sampler = _nfvi_sampler(scenario, run, bus)
         teardown.callback(sampler.stop)

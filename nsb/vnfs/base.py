@@ -15,6 +15,7 @@ from nsb.port_counts import PortCount
 from nsb.runinfo import RunInfo
 from nsb.task.model import VnfSpec
 from nsb.trial import Trial, TrialResult
+from nsb.vnfs import memif_servers
 
 if TYPE_CHECKING:
     from nsb.executors.base import Process
@@ -102,6 +103,13 @@ class Vnf(Plugin):
     @abc.abstractmethod
     def wait_until_ready(self, timeout: float) -> None:
         """Return once the VNF forwards; raise RunError with its log tail if it died."""
+
+    def wait_serving(self, sockets: list[str], deadline: float) -> bool:
+        """Whether the memif ``sockets`` it serves accept clients by ``deadline``
+        (time.monotonic()); by default once they exist (a program that answers
+        clients as soon as its socket is there)."""
+        return memif_servers.poll_until(
+            lambda: memif_servers.sockets_exist(self.executor, sockets), deadline)
 
     def collect_kpi(self) -> dict[str, float]:
         return {}

@@ -16,7 +16,7 @@ from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
 from nsb.paths import pairs_forwarding
 from nsb.port_counts import PortCount
-from nsb.vnfs import hugepages
+from nsb.vnfs import hugepages, memif_servers
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.dpdk import eal
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
@@ -195,6 +195,24 @@ class DpdkApp(Vnf):
                     f"started with its link up; still waiting for: {waiting_for}; last lines "
                     f"of its log:\n{tail(self.log_text())}")
             time.sleep(0.2)
+
+    def wait_serving(self, sockets: list[str], deadline: float) -> bool:
+        """DPDK's memif server answers a client from its port's start on (before, "ID
+        not found"): until telemetry shows each port serving one of ``sockets`` started."""
+        ports = [n for n, i in enumerate(self.interfaces) if i.is_memif and i.socket in sockets]
+
+        def started() -> bool:
+            if self.process is None or self.process.poll() is not None:
+                return True  # it died: its readiness says why
+            try:
+                reply = dpdk_telemetry.query(self.executor, self.file_prefix,
+                                             [f"/ethdev/info,{p}" for p in ports],
+                                             timeout_s=max(5.0, deadline - time.monotonic()))
+            except RunError:
+                return False  # its telemetry socket is not up yet
+            return all((reply.get(f"/ethdev/info,{p}") or {}).get("dev_started") for p in ports)
+
+        return not ports or memif_servers.poll_until(started, deadline)
 
     def _vhost_port_lost(self, waiting_for: str) -> bool:
         """A vhost-user port that never came to exist because the switch reset the

@@ -25,7 +25,6 @@ from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
-from nsb.vnfs.memif_servers import wait_for_servers
 from nsb.vnfs.trex import install, pacing, sampled, shared_net, stats, streams, trex_cfg, vxlan
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
@@ -211,9 +210,6 @@ class TrexTrafficGen(TrafficGen):
         self.log = self.log_path("trex")
         self.server = TrexServer(self.executor, self.command(), self.log, self.prefix,
                                  self.name, self.log_text)
-        wait_for_servers(self.executor, [i.socket for i in self.ports
-                                         if i.is_memif and not i.serves_socket],
-                         self.run.vnf_start_timeout_s, self.name)
         self.server.start()
         self.process = self.server.process
 
