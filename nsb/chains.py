@@ -84,8 +84,7 @@ def problem(pairs: list[tuple[str, str]], count: int) -> str:
     they can)."""
     if not pairs:
         return (f"{count} chains need a generator that drives its ports in pairs (trex, "
-                "trafgen): "
-                "each chain is its own pairs")
+                "trafgen, prox_tg with port_pairs): each chain is its own pairs")
     if len(pairs) % count:
         return (f"{count} chains over the generator's {len(pairs)} port pair(s): each chain "
                 f"needs as many pairs as the others (give the generator a multiple of "

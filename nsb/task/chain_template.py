@@ -23,9 +23,10 @@ LINKS = ("memif", "veth", "vhostuser")
 # TRex's names among the generators (setup.cfg's nsb.vnfs): it counts chains on one
 # network apart (options.chain_destinations)
 TREX_TYPES = ("trex", "TrexTrafficGen", "TrexTrafficGenRFC")
-# generators whose ports and tasks are their own config's: nsb cannot give them a port
-# pair per chain
-CONFIG_PORTED_TYPES = ("prox_tg", "prox_irq_gen")
+# generators whose ports and tasks are their own config's and that take no port pairs:
+# nsb cannot give them a pair per chain (prox_tg takes them: its config's gen and lat
+# tasks per pair, e.g. a .j2 config rendered with the pairs)
+CONFIG_PORTED_TYPES = ("prox_irq_gen",)
 
 SCHEMA = {
     "type": "object",
@@ -99,7 +100,7 @@ def _expand_scenario(doc: LocatedDocument, at: tuple, scenario: dict) -> None:
     if gen.get("type") in CONFIG_PORTED_TYPES:
         raise where.error(f"generator type {gen['type']!r} sends from the ports its own "
                           "config names, so nsb cannot give it a port pair per chain: give "
-                          "the chain's generator type trex or trafgen")
+                          "the chain's generator type trex, trafgen or prox_tg")
     shared = _shared_net(doc, at, scenario, template)
     host = _hosting_context(doc, template, where)
     if host[1].get("type") in chain_standalone.TYPES:

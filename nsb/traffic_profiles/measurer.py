@@ -212,12 +212,12 @@ class Measurer:
         return Measurement(index, result, verdict, reason)
 
     def _counted_per_chain(self, result: TrialResult) -> TrialResult:
-        """The trial with each chain's counts; generator-limited too when the generator
-        sent a chain less than its share (its total may still be near the rate asked)."""
+        """The trial with each chain's counts; generator-limited too when a chain was sent
+        less than its share of the frames the generator meant to send (PROX: none)."""
         per_chain = chains.counts(self.chains, result.ports, result.pair_latency,
                                   result.chain_counts)
         result = replace(result, chains=per_chain)
-        if result.intended_packets <= 0:
+        if (result.intended_packets or 0) <= 0:
             return result
         shares = chains.intended(self.chains, result.trial, result.intended_packets)
         short = chains.short_of_share(per_chain, shares, self.generator_tolerance)

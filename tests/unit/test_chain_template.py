@@ -95,9 +95,9 @@ def _bad(tmp_path, old: str, new: str):
      "bad.yaml:10: scenarios[0].chain.link: 'tap' is not allowed; allowed: 'memif', 'veth', "
      "'vhostuser'"),
     ("type: trex, node: tg, options: {flows: 4}",
-     "type: prox_tg, node: tg, options: {prox_config: gen.cfg}",
-     "bad.yaml:9: scenarios[0].chain: generator type 'prox_tg' sends from the ports its own "
-     "config names"),
+     "type: prox_irq_gen, node: tg, options: {prox_config: gen.cfg}",
+     "bad.yaml:9: scenarios[0].chain: generator type 'prox_irq_gen' sends from the ports its "
+     "own config names"),
 ], ids=["no-lcores", "lcores-given", "same-name", "port-taken", "no-count", "pairs-given",
         "no-such-context", "bad-link", "prox-generator"])
 def test_what_a_template_cannot_lay_out_is_one_line(nsb_main, tmp_path, old, new, expected):

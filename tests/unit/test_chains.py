@@ -25,7 +25,7 @@ def test_chains_take_the_generators_pairs_in_order():
     assert [c.ports for c in chains.split(PAIRS, 4)][3] == ("xe6", "xe7")
     assert chains.problem(PAIRS, 4) == "" and chains.problem(PAIRS, 2) == ""
     assert "4 port pair(s)" in chains.problem(PAIRS, 3)
-    assert "(trex, trafgen)" in chains.problem([], 2)
+    assert "(trex, trafgen, prox_tg with port_pairs)" in chains.problem([], 2)
 
 
 def test_a_chains_counts_are_its_ports():

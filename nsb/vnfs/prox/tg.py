@@ -33,6 +33,7 @@ from nsb.errors import RunError, TaskError
 from nsb.frames import Frame, FrameMix
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
+from nsb.vnfs.prox import gen_cores, port_pairs
 from nsb.vnfs.prox import latency as prox_latency
 from nsb.vnfs.prox.vnf import PROX_OPTIONS, ProxVnf
 
@@ -107,11 +108,19 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                               "type": "number", "minimum": 0, "default": 0.0},
             "generator_tolerance_pct": {"type": "number", "minimum": 0, "maximum": 100,
                                         "default": 5.0},
+            "port_pairs": {"description": "its ports in pairs [tx, rx] (interface names): each "
+                                          "pair's frames sent by the gen tasks of its tx port "
+                                          "and counted by the lat tasks of its rx port, at its "
+                                          "own rate; what service chains are made of",
+                           "type": "array", "minItems": 1,
+                           "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                                     "items": {"type": "string", "minLength": 1}}},
         },
     }
 
     def __init__(self, spec, options, node, context, run):
         super().__init__(spec, options, node, context, run)
+        gen_cores.check_one_gen_task_per_core(self.config)
         tasks = self.config.tasks()
         self.gen_tasks = [t for t in tasks if t.mode == "gen"]
         self.lat_tasks = [t for t in tasks if t.mode == "lat"]
@@ -125,6 +134,9 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
         if not self.lat_tasks:
             raise TaskError("the prox_tg generator counts received frames on mode=lat tasks; "
                             "this config has none", source)
+        self.pairs = port_pairs.checked(self.options.get("port_pairs", []), self.gen_tasks,
+                                        self.lat_tasks, self.interface_names(),
+                                        self.spec.options_where)
         self._zero_latency_warned = False
         self._frame_set: dict[tuple[int, int], Frame] = {}  # per gen task, as last sent
 
@@ -136,6 +148,9 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
     @property
     def tx_port_count(self) -> int:
         return len({t.tx_port for t in self.gen_tasks})
+
+    def port_pairs(self) -> list[tuple[str, str]]:
+        return [(pair.tx_name, pair.rx_name) for pair in self.pairs]
 
     def _pairs(self, tasks) -> list[tuple[int, int]]:
         return [(t.core, t.task) for t in tasks]
@@ -163,13 +178,21 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
     # --- one trial ------------------------------------------------------------
 
     def _settings(self, trial: Trial) -> list[str]:
-        """pkt_size and speed for every gen task, the rate split over the tx ports."""
+        """pkt_size and speed for every gen task: the rate split over the tx ports, or
+        over the port pairs (each its own rate where the trial gives them)."""
         by_port = defaultdict(list)
         for task in self.gen_tasks:
             by_port[task.tx_port].append(task)
+        if self.pairs:
+            rates = port_pairs.rates(trial, len(self.pairs))
+            share = {pair.tx: rate for pair, rate in zip(self.pairs, rates, strict=True)}
+        else:
+            share = {port: trial.rate_pps / len(by_port) for port in by_port}
         commands = []
-        for tasks in by_port.values():
-            pct = speed_pct(trial.rate_pps / len(by_port) / len(tasks), trial.frame_size)
+        for port, tasks in by_port.items():
+            if port not in share:
+                continue  # a gen task on no pair's port stays idle
+            pct = speed_pct(share[port] / len(tasks), trial.frame_size)
             for task in tasks:
                 commands += [*self._size_commands(task, trial.frame_size),
                              self.client.speed_command(task.core, task.task, pct)]
@@ -212,7 +235,8 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                      tx_pps, trial.rate_pps)
         result = TrialResult(trial=trial, tx_packets=final.tx, rx_packets=final.rx,
                              elapsed_s=window_s, latency=latency, generator_limited=limited,
-                             ports=self._ports(), measured_tx_pps=tx_pps, measured_rx_pps=rx_pps)
+                             ports=self._ports(), measured_tx_pps=tx_pps, measured_rx_pps=rx_pps,
+                             pair_latency=self._pair_latency(final))
         extra = {**nsb_named_kpis(result), "in_flight_packets": in_flight,
                  "rate_timed_by": timed_by}
         if final.rx > final.tx:  # PROX's lat tasks count any frame with the signature
@@ -221,6 +245,19 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                         "earlier trial late, and this trial's loss is understated by as many",
                         self.name, final.rx - final.tx)
         return replace(result, extra=extra)
+
+    def _pair_latency(self, final: Reading) -> dict[int, object]:
+        """Each port pair's latency, from the lat tasks of its rx port (pair index ->
+        LatencyStats, where they received frames with latency)."""
+        measured = {}
+        for index, pair in enumerate(self.pairs):
+            picked = [n for n, t in enumerate(self.lat_tasks) if t.rx_port == pair.rx]
+            latency = prox_latency.trial_latency(
+                self.client, [self.lat_tasks[n] for n in picked],
+                tuple(final.rx_per_lat_task[n] for n in picked), final.hz)
+            if latency is not None:
+                measured[index] = latency
+        return measured
 
     def _read(self) -> Reading:
         gen = [self.client.core_stats(t.core, t.task) for t in self.gen_tasks]

@@ -18,7 +18,7 @@ from nsb.errors import NsbError, PrerequisiteError, RunError, TaskError
 from nsb.executors.base import tail
 from nsb.nodes import platform, tool_roles
 from nsb.port_counts import PortCount
-from nsb.task import input_file
+from nsb.task import input_file, render
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.prox import config as prox_config
@@ -27,10 +27,13 @@ from nsb.vnfs.prox.client import PROX_PORT, PortTotals, ProxClient
 
 LOG = logging.getLogger(__name__)
 
+TEMPLATE_SUFFIX = ".j2"  # a prox_config rendered with Jinja2 first (config_template_values)
+
 PROX_OPTIONS = {
     "prox_path": {"description": "the PROX binary on the node",
                   "type": "string", "minLength": 1, "default": "/opt/nsb_bin/prox"},
-    "prox_config": {"description": "PROX's config file, filled from the topology",
+    "prox_config": {"description": "PROX's config file, filled from the topology (a .j2 file "
+                                   "is a Jinja2 template given ports and port_pairs first)",
                     "type": "string", "minLength": 1},
     "prox_args": {"description": "PROX command-line options: option -> value (null: a flag)",
                   "type": "object",
@@ -119,7 +122,10 @@ class ProxVnf(Vnf):
         local = self._local(input_file.check_path_text(
             self.options["prox_config"],
             lambda message: self.spec.options_where.error(message, "prox_config")))
-        config = prox_config.ProxConfig.parse(self._option_file(local, "prox_config"), str(local))
+        text = self._option_file(local, "prox_config")
+        if local.suffix == TEMPLATE_SUFFIX:
+            text = render.render(text, str(local), self.config_template_values())
+        config = prox_config.ProxConfig.parse(text, str(local))
         self._files_beside(config, local.parent)
         remote = {name: path for name, (_, path) in self.files.items()}
         if self.options["prox_generate_parameter"]:
@@ -134,6 +140,14 @@ class ProxVnf(Vnf):
             config.unlink_hugepages()
         self.file_prefix = config.use_file_prefix(prefix)
         return config
+
+    def config_template_values(self) -> dict:
+        """What a config template (a ``.j2`` prox_config) is given: ``ports``, PROX's
+        port numbers, and ``port_pairs``, the generator's pairs as [tx, rx] numbers."""
+        number = {name: n for n, name in self.interface_names().items()}
+        pairs = [[number.get(tx), number.get(rx)]
+                 for tx, rx in self.options.get("port_pairs", [])]
+        return {"ports": sorted(number.values()), "port_pairs": pairs}
 
     def _af_packet(self) -> bool:
         """Embedded-lab nodes have kernel interfaces (no PCI address): use af_packet vdevs."""
@@ -189,7 +203,8 @@ class ProxVnf(Vnf):
 
     @property
     def remote_config(self) -> str:
-        return f"{self.work_dir}/{Path(self.options['prox_config']).name}"
+        name = Path(self.options["prox_config"]).name
+        return f"{self.work_dir}/{name.removesuffix(TEMPLATE_SUFFIX)}"
 
     def describe(self) -> dict:
         described = super().describe()
