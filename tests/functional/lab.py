@@ -1,6 +1,7 @@
 """Helpers for functional tests: run the sample, find what a task left behind."""
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,6 +44,15 @@ LEFTOVER_PROCESSES = ("dpdk-testpmd", "trafgen", "prox", "ovs-vswitchd", "ovsdb-
                       "qemu-system", "latency_probe")
 
 
+def _runs_a_leftover(args: str) -> bool:
+    """Whether a command line runs one of LEFTOVER_PROCESSES (a word of it is that
+    program, by path or name, or that Python script): a compiler's line that only
+    names a package such as .../util/proxy is not one."""
+    names = {os.path.basename(word).removesuffix(".py") for word in args.split()}
+    return any(name in names or (name == "qemu-system" and any(
+        n.startswith(name) for n in names)) for name in LEFTOVER_PROCESSES)
+
+
 def libvirt_domains() -> list[str]:
     """Every domain libvirt knows (running or not); [] where libvirtd does not run."""
     if not Path("/var/run/libvirt/libvirt-sock").exists() or not shutil.which("virsh"):
@@ -68,7 +78,7 @@ def snapshot() -> set[str]:
     procs = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
     for line in procs.splitlines():
         pid, _, args = line.strip().partition(" ")
-        if any(name in args for name in LEFTOVER_PROCESSES) and "ps -eo" not in args:
+        if _runs_a_leftover(args):
             found.add(f"process {pid} {args[:120]}")
     dpdk = Path("/var/run/dpdk")
     found |= {f"path {p}" for p in dpdk.iterdir()} if dpdk.is_dir() else set()
