@@ -147,7 +147,8 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
 
     @property
     def tx_port_count(self) -> int:
-        return len({t.tx_port for t in self.gen_tasks})
+        """Its pairs' tx ports where it has pairs (the others' gen tasks stay idle)."""
+        return len(self.pairs) or len({t.tx_port for t in self.gen_tasks})
 
     def port_pairs(self) -> list[tuple[str, str]]:
         return [(pair.tx_name, pair.rx_name) for pair in self.pairs]
