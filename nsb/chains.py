@@ -132,8 +132,7 @@ def intended(chains: tuple[Chain, ...], trial, intended_packets: int) -> list[fl
     """The frames each chain was to be sent in ``trial`` (a Trial): its pairs' own
     rates where the trial gives them, else an even share of ``intended_packets``."""
     if trial.pair_rates_pps:
-        rates = trial.pair_rates_pps
-        return [sum(rates[p] for p in c.pairs if p < len(rates)) * trial.duration_s
+        return [sum(trial.pair_rate_pps(p) for p in c.pairs) * trial.duration_s
                 for c in chains]
     return [intended_packets / len(chains)] * len(chains)
 

@@ -40,6 +40,11 @@ class Trial:
     # apart from the others (the isolation profile); empty: rate_pps spread evenly
     pair_rates_pps: tuple[float, ...] = ()
 
+    def pair_rate_pps(self, pair: int) -> float:
+        """Port pair ``pair``'s own rate in ``pair_rates_pps`` (0 for a pair it does not
+        list); only meaningful where the trial gives pairs their rates."""
+        return self.pair_rates_pps[pair] if pair < len(self.pair_rates_pps) else 0.0
+
 
 def burst_shares(total: int | None, parts: int) -> list[int | None]:
     """Each sending port's frames of a burst of ``total``: the first ports take the

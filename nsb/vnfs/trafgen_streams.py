@@ -33,9 +33,7 @@ def rates(streams: list[Stream], trial: Trial) -> list[float]:
     if not trial.pair_rates_pps:
         return [trial.rate_pps / len(streams)] * len(streams)
     per_pair = Counter(s.pair for s in streams)
-    asked = trial.pair_rates_pps
-    return [(asked[s.pair] if s.pair < len(asked) else 0.0) / per_pair[s.pair]
-            for s in streams]
+    return [trial.pair_rate_pps(s.pair) / per_pair[s.pair] for s in streams]
 
 
 def port_counts(streams, sent: list[int], received: dict[str, int],

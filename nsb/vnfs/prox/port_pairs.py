@@ -50,5 +50,4 @@ def rates(trial: Trial, count: int) -> list[float]:
     pairs theirs (an isolation trial), else an even share of the trial's rate."""
     if not trial.pair_rates_pps:
         return [trial.rate_pps / count] * count
-    asked = trial.pair_rates_pps
-    return [asked[k] if k < len(asked) else 0.0 for k in range(count)]
+    return [trial.pair_rate_pps(k) for k in range(count)]

@@ -202,5 +202,4 @@ def path_rate(trial: Trial, path, sending: list) -> float:
     paths, or its port pair's own rate (``pair_rates_pps``) spread over that pair's."""
     if not trial.pair_rates_pps:
         return trial.rate_pps / len(sending)
-    rate = trial.pair_rates_pps[path.pair] if path.pair < len(trial.pair_rates_pps) else 0.0
-    return rate / sum(1 for p in sending if p.pair == path.pair)
+    return trial.pair_rate_pps(path.pair) / sum(1 for p in sending if p.pair == path.pair)
