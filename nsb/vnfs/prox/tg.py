@@ -236,8 +236,8 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                      tx_pps, trial.rate_pps)
         result = TrialResult(trial=trial, tx_packets=final.tx, rx_packets=final.rx,
                              elapsed_s=window_s, latency=latency, generator_limited=limited,
-                             ports=self._ports(), measured_tx_pps=tx_pps, measured_rx_pps=rx_pps,
-                             pair_latency=self._pair_latency(final))
+                             ports=self._ports(final), measured_tx_pps=tx_pps,
+                             measured_rx_pps=rx_pps, pair_latency=self._pair_latency(final))
         extra = {**nsb_named_kpis(result), "in_flight_packets": in_flight,
                  "rate_timed_by": timed_by}
         if final.rx > final.tx:  # PROX's lat tasks count any frame with the signature
@@ -310,9 +310,22 @@ class ProxTrafficGen(ProxVnf, TrafficGen):
                     in_flight)
         return fresh[-1], in_flight
 
-    def _ports(self) -> dict[str, dict[str, int]]:
-        return {name: {"tx_packets": p.tx, "rx_packets": p.rx}
-                for name, p in self.port_totals().items()}
+    def _ports(self, final: Reading) -> dict[str, dict[str, int]]:
+        """Per port (interface name) what its gen tasks sent and its lat tasks received
+        in the trial, from the final reading that gives the trial's totals. Not PROX's
+        port counters: their "reset stats" does not always take (seen: an af_packet
+        port's rx carrying two earlier trials' frames while its tasks' counts reset)."""
+        names = self.interface_names()
+        ports: dict[str, dict[str, int]] = {}
+        sides = ((self.gen_tasks, final.gen_counts, "tx_packets", "tx_port"),
+                 (self.lat_tasks, final.lat_counts, "rx_packets", "rx_port"))
+        for tasks, counts, key, side in sides:
+            for task, (count, _) in zip(tasks, counts, strict=True):
+                number = getattr(task, side)
+                port = ports.setdefault(names.get(number, f"port{number}"),
+                                        {"tx_packets": 0, "rx_packets": 0})
+                port[key] += count
+        return ports
 
 
 def _rates(sending: list[Reading], final: Reading, window_s: float) -> tuple[float, float, str]:
