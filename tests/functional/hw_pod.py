@@ -10,7 +10,11 @@ The TG also carries PROX (``prox_lab.PROX``) beside the guest's dpdk-testpmd; wi
 and its schema) and the SUT is a switch node, ``bridges: [br0]``, so that a task link
 ``{ends: [tg:xe0, tg:xe1], via: br0}`` takes its two NICs as OVS's ports. With
 ``vm_host=True`` they carry libvirtd and QEMU too, for ``vm_host_ready`` to make the
-SUT a libvirt host of VMs (nested TCG) as a StandaloneOvsDpdk host is. An NSB
+SUT a libvirt host of VMs (nested TCG) as a StandaloneOvsDpdk host is. With
+``tools=True`` they carry what nsb's ansible roles and the tools they install need
+of a node (GNU tar, ldd, bash, coreutils' env, lspci, util-linux's script and
+unshare, TRex's and the SampleVNFs' runtime libraries): a lab's server has them from
+its distribution, these guests have no apt. An NSB
 pod file names them (name, role, ip, user, key_filename, and per interface vpci,
 driver, dpdk_driver, local_mac, local_ip, netmask, dpdk_port_num, peer); the NICs
 are on virtio-pci, for whoever uses the pod to bind them to ``dpdk_driver``.
@@ -43,8 +47,10 @@ from nsb.task.documents import Where
 from nsb.task.model import PluginSpec, Task
 from nsb.task.yaml_lines import LocatedDocument
 from nsb.vnfs.ovs import daemons as ovs_daemons
+from tests.conftest import TREX_PATH
 from tests.functional.prox_lab import PROX
 from tests.functional.vm_lab import libvirtd
+from tests.tool_archives import TOOLS
 
 ROLES = {"tg": "TrafficGen", "sut": "VNF"}
 DRIVERS = ("uio_pci_generic", "vfio-pci")
@@ -61,6 +67,17 @@ VM_HOST_FILES = ("/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_dr
                  "/usr/share/libvirt/cpu_map", "/usr/share/seabios",
                  "/usr/share/qemu/kvmvapic.bin", "/usr/share/qemu/linuxboot_dma.bin",
                  "/usr/lib/ipxe/qemu/efi-virtio.rom")
+# what a node needs for nsb's ansible roles to install and check tools on it and for
+# TRex's launcher to run (tools=True): GNU tar (ansible's unarchive refuses busybox's),
+# ldd (the roles' library check; a bash script), bash and coreutils' env (t-rex-64 is a
+# bash script, nsb starts it with env -C), lspci with its names (dpdk_setup_ports.py)
+# and util-linux's script and unshare (a SampleVNF's terminal and private mount)
+TOOL_NODE_BINARIES = ("/usr/bin/tar", "/usr/bin/ldd", "/bin/bash", "/usr/bin/env",
+                      "/usr/bin/lspci", "/usr/bin/script", "/usr/bin/unshare")
+TOOL_NODE_FILES = ("/usr/share/misc/pci.ids",)
+# the programs whose runtime libraries a node's distribution packages would give it
+# (the guest has no apt): TRex's libzmq and libpcap, the SampleVNFs' json-c and civetweb
+TOOL_PROGRAMS = (TREX_PATH / "_t-rex-64", TOOLS / "samplevnf" / "vFW")
 
 
 class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
@@ -70,7 +87,8 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
 
     def __init__(self, driver: str = "uio_pci_generic", results_dir: Path | None = None, *,
                  vcpus: int = 2, ram_mb: int = 1024, guest_hugepages: int = 128,
-                 boot_timeout_s: float = 240, ovs: bool = False, vm_host: bool = False):
+                 boot_timeout_s: float = 240, ovs: bool = False, vm_host: bool = False,
+                 tools: bool = False):
         if driver not in DRIVERS:
             raise ValueError(f"driver {driver!r}: one of {', '.join(DRIVERS)}")
         self.driver = driver
@@ -88,6 +106,9 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
         if vm_host:
             binaries += VM_HOST_BINARIES
             files += VM_HOST_FILES
+        if tools:
+            binaries += TOOL_NODE_BINARIES
+            files += [*TOOL_NODE_FILES, *runtime_libraries(TOOL_PROGRAMS)]
         self.bridges = {"sut": [OVS_BRIDGE]} if ovs else {}
         self.options = {"boot_timeout_s": boot_timeout_s, "guest_binaries": binaries,
                         "guest_files": files,
@@ -125,6 +146,18 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
         self.pod_file.unlink(missing_ok=True)
         if self._own_dir:
             shutil.rmtree(self.results_dir, ignore_errors=True)
+
+
+def runtime_libraries(programs) -> list[str]:
+    """The shared libraries ``programs`` load from this host's system directories (not
+    the ones they carry, TRex's so/), as ldd finds them run from their directory."""
+    found = set()
+    for program in programs:
+        shown = subprocess.run(["ldd", str(program)], capture_output=True, text=True,
+                               cwd=Path(program).parent, check=True).stdout
+        found |= {line.split("=>")[1].split()[0] for line in shown.splitlines()
+                  if "=> /lib" in line or "=> /usr/lib" in line}
+    return sorted(found)
 
 
 def _context(options: dict, task_id: str, results_dir: Path) -> LibvirtContext:

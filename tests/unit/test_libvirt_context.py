@@ -27,6 +27,8 @@ def test_domain_xml_is_what_runs_without_kvm_and_carries_pinning_and_hugepages()
     assert root.get("type") == "qemu" and root.findtext("name") == "nsb-t-vm0"
     assert root.find("os/type").get("machine") == "pc"
     assert root.find("cpu").get("mode") == "maximum" and root.find("features/acpi") is not None
+    # one socket of two cores, as a server's: DPDK 17.05's apps allocate on a core's socket
+    assert root.find("cpu/topology").attrib == {"sockets": "1", "cores": "2", "threads": "1"}
     assert [(p.get("vcpu"), p.get("cpuset")) for p in root.iter("vcpupin")] == [("0", "2"),
                                                                               ("1", "3")]
     assert root.find("cputune/emulatorpin").get("cpuset") == "0"

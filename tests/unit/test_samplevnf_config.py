@@ -142,6 +142,8 @@ def test_vfw_reference_task_gets_nsb_config_script_and_command(ys):
     assert vfw.command() == ["/opt/nsb_bin/vFW", "-p", "0x3", "-f", f"{WORK}/vfw_config",
                              "-s", f"{WORK}/vfw_script"]
     assert vfw.cores() == [0, 1, 2, 3]
+    # the NICs it takes by PCI address are the ones nsb binds to a DPDK driver for it
+    assert [i.pci for i in vfw.dpdk_nics()] == ["0000:05:00.0", "0000:05:00.1"]
 
 
 def test_vacl_reference_task(ys):

@@ -16,8 +16,9 @@ COMMON = {
         "vnf_path": {"description": "the binary itself (default "
                                     "<bin_path>/<vFW|vACL|vCGNAPT|UDP_Replay>)",
                      "type": "string", "minLength": 1},
-        "cores": {"description": "NSB's core n of the generated layout runs on cores[n] (the last "
-                                 "one beyond the list); default: NSB's core numbers as they are",
+        "cores": {"description": "NSB's core n of the generated layout runs on CPU cores[n] (the "
+                                 "last one beyond the list; written as the VNF's core map names "
+                                 "that CPU on the node); default: NSB's core numbers as they are",
                   "type": "array", "minItems": 1, "maxItems": 128,
                   "items": {"type": "integer", "minimum": 0, "maximum": 4095}},
         "memory_mb": {"description": "the EAL's memory (socket_mem), on hugepages nsb adds for the"

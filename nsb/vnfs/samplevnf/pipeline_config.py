@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from nsb.errors import RunError
 from nsb.vnfs.samplevnf.ports import Port, PortLayout
 from nsb.vnfs.samplevnf.templates import Template
 from nsb.vnfs.samplevnf.vnf_config import VnfConfig
@@ -192,6 +193,21 @@ def place_cores(sections: list[Section], cores: Sequence[int]) -> list[Section]:
         return f"{cores[min(number, len(cores) - 1)]}{'h' if core.endswith('h') else ''}"
 
     return [(name, tuple((k, placed(v) if k == "core" else v) for k, v in values))
+            for name, values in sections]
+
+
+def named_cores(sections: list[Section], names: dict[str, str]) -> list[Section]:
+    """The sections with each ``core`` a CPU number written as ``names`` has it (the
+    core map's notation, core_map.names); ``Nh``, the second hyperthread of CPU N's
+    core, gets its ``h`` after the name."""
+    def named(core: str) -> str:
+        name = names[core.rstrip("h")]
+        if core.endswith("h") and name.endswith("h"):
+            raise RunError(f"core {core}: CPU {core[:-1]} is itself a second hyperthread "
+                           f"({name}); give the first one's CPU in cores")
+        return name + ("h" if core.endswith("h") else "")
+
+    return [(name, tuple((k, named(v) if k == "core" else v) for k, v in values))
             for name, values in sections]
 
 

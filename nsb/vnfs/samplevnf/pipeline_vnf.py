@@ -6,7 +6,7 @@ from __future__ import annotations
 from nsb.errors import TaskError
 from nsb.task import input_file
 from nsb.task.documents import Where
-from nsb.vnfs.samplevnf import eal, pipeline_config, rules, script, vnf_config
+from nsb.vnfs.samplevnf import core_map, eal, pipeline_config, rules, script, vnf_config
 from nsb.vnfs.samplevnf.templates import TEMPLATES
 from nsb.vnfs.samplevnf.vnf import SampleVnf
 
@@ -35,6 +35,7 @@ class PipelineVnf(SampleVnf):
         self.sections = pipeline_config.generate(self.template(), self.VNF_TYPE, self.layout,
                                                  self.vnf_config, self.traffic_type)
         self.sections = pipeline_config.place_cores(self.sections, options.get("cores") or [])
+        self.core_names: dict[str, str] = {}  # CPU -> the core map's name, once on the node
 
     def template(self) -> dict:
         return TEMPLATES[self.VNF_TYPE]
@@ -54,7 +55,14 @@ class PipelineVnf(SampleVnf):
     def config_text(self) -> str:
         queues = pipeline_config.queues_per_port(self.sections)
         section = eal.config_section(self.layout, self.memory, queues)
-        return section + (self.own_config or pipeline_config.render(self.sections))
+        sections = pipeline_config.named_cores(self.sections, self.core_names) \
+            if self.core_names else self.sections
+        return section + (self.own_config or pipeline_config.render(sections))
+
+    def instantiate(self) -> None:
+        if self.options.get("cores"):  # CPU numbers: named as the node's core map has them
+            self.core_names = core_map.names(self.cores(), core_map.read(self.executor))
+        super().instantiate()
 
     def script_text(self) -> str:
         return script.script(self.layout, self.flows(), self.vnf_config.lb_config == "HW")

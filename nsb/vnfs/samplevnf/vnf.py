@@ -78,6 +78,10 @@ class SampleVnf(Vnf):
 
     # plan
 
+    def dpdk_nics(self) -> list:
+        """Its ports that are NICs: the EAL takes them by PCI address (``-w``)."""
+        return [p.iface for p in self.layout.ports if p.iface.is_dpdk_port]
+
     @property
     def binary(self) -> str:
         return self.options.get("vnf_path") or f"{self.options['bin_path']}/{self.APP_NAME}"

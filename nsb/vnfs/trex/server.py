@@ -45,6 +45,10 @@ def reason(log_text: str) -> str:
     return "; ".join(picked) or (tail(log_text, 3).replace("\n", "; ") or "no output")
 
 
+REMOVE_PAGE_FILES = ('for m in $(awk \'$3 == "hugetlbfs" {print $2}\' /proc/mounts); do '
+                     'rm -f "$m/$1"map_*; done')
+
+
 class TrexServer:
     """One ``t-rex-64 -i`` process and its DPDK runtime dir."""
 
@@ -99,5 +103,8 @@ class TrexServer:
             LOG.info("%s: TRex stopped (exit %s), log in %s", self.name, code, self.log_path)
             self.process = None
         dpdk_telemetry.remove_runtime_dir(self.executor, self.prefix)
+        # its DPDK keeps its hugepages as files named after the prefix in the hugetlbfs
+        # it found; stopped by SIGKILL (no exit within the grace), it leaves them taken
+        self.executor.run(["sh", "-c", REMOVE_PAGE_FILES, "sh", self.prefix], check=False)
         # TRex's launcher makes this directory (for its BGP helper) at every start
         self.executor.run(["rmdir", "--ignore-fail-on-non-empty", BIRD_DIR], check=False)
