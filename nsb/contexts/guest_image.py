@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from nsb import host_libraries
 from nsb.errors import PrerequisiteError
 
 LOG = logging.getLogger(__name__)
@@ -157,7 +158,7 @@ def vm_initrd(image: GuestImage, authorized_key: str, out: Path,
         (root / "etc" / "nsb").mkdir(parents=True)
         (root / "etc" / "nsb" / "authorized_keys").write_text(authorized_key.strip() + "\n")
         for binary in binaries:
-            for path in [binary, *sorted(_libraries(binary))]:
+            for path in [binary, *sorted(set(host_libraries.of(binary)))]:
                 _copy(path, root)
         for path in files:
             if Path(path).is_dir():  # its contents, symlinks followed; may be empty
@@ -240,10 +241,10 @@ def _fill_root(root: Path, kernel_tree: Path, version: str) -> None:
     libraries: set[str] = set()
     for binary in BINARIES:
         _copy(binary, root)
-        libraries |= _libraries(binary)
+        libraries |= set(host_libraries.of(binary))
     for name in DPDK_PMDS:  # EAL loads the plugin directory's *.so: these and no others
         _add_pmd(name, root)
-        libraries |= _libraries(f"{DPDK_PMD_DIR}/librte_{name}.so.23")
+        libraries |= set(host_libraries.of(f"{DPDK_PMD_DIR}/librte_{name}.so.23"))
     for library in [*libraries, *DLOPENED]:
         _copy(library, root)
     _copy_python(root)
@@ -285,16 +286,6 @@ def _add_pmd(name: str, root: Path) -> None:
     else:
         _copy(f"{DPDK_PMD_DIR}/librte_{name}.so.23", root)
     plugin.with_name(f"librte_{name}.so").symlink_to(plugin.name)
-
-
-def _libraries(binary: str) -> set[str]:
-    shown = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
-    found = set()
-    for line in shown.splitlines():
-        match = re.search(r"(/\S+)", line.split("=>")[-1])
-        if match:
-            found.add(match.group(1))
-    return found
 
 
 def _copy_python(root: Path) -> None:

@@ -14,9 +14,10 @@ import hashlib
 import io
 import json
 import os
-import subprocess
 import tarfile
 from dataclasses import dataclass, field
+
+from nsb import host_libraries  # standard library only, like this module
 
 _ETC = {"etc/passwd": b"root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n",
         "etc/group": b"root:x:0:\nnobody:x:65534:\n"}
@@ -40,7 +41,7 @@ class ImageFiles:
         """An executable and every shared library its loader resolves (``ldd``), each
         at the path the loader asks for."""
         self.add_file(host, path)
-        for lib in shared_libraries(host):
+        for lib in host_libraries.of(host):
             self.add_library(lib)
 
     def add_library(self, lib: str) -> None:
@@ -84,17 +85,6 @@ def canonical(path: str) -> str:
     """``path`` with its directory resolved (/lib/x.so -> /usr/lib/x.so where /lib links
     to /usr/lib): the loader must not find one library under two names."""
     return os.path.join(os.path.realpath(os.path.dirname(path) or "/"), os.path.basename(path))
-
-
-def shared_libraries(program: str) -> list[str]:
-    """The absolute paths ``ldd`` lists for ``program`` (the loader included)."""
-    out = subprocess.run(["ldd", program], capture_output=True, text=True).stdout
-    libs = []
-    for line in out.splitlines():
-        part = line.split("=>")[-1].split("(")[0].strip()
-        if part.startswith("/"):
-            libs.append(part)
-    return libs
 
 
 def _parents(paths) -> set[str]:

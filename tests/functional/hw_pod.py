@@ -40,7 +40,7 @@ from pathlib import Path
 
 import yaml
 
-from nsb import leftovers, plugins
+from nsb import host_libraries, leftovers, plugins
 from nsb.contexts.libvirt_vms import LibvirtContext
 from nsb.runinfo import RunInfo, new_task_id
 from nsb.task.documents import Where
@@ -150,14 +150,9 @@ class hw_pod:  # lower case: read as a function, with hw_pod(...) as pod_file
 
 def runtime_libraries(programs) -> list[str]:
     """The shared libraries ``programs`` load from this host's system directories (not
-    the ones they carry, TRex's so/), as ldd finds them run from their directory."""
-    found = set()
-    for program in programs:
-        shown = subprocess.run(["ldd", str(program)], capture_output=True, text=True,
-                               cwd=Path(program).parent, check=True).stdout
-        found |= {line.split("=>")[1].split()[0] for line in shown.splitlines()
-                  if "=> /lib" in line or "=> /usr/lib" in line}
-    return sorted(found)
+    the ones they carry or /usr/local's)."""
+    return sorted({lib for program in programs for lib in host_libraries.of(str(program))
+                   if lib.startswith(("/lib/", "/usr/lib/"))})
 
 
 def _context(options: dict, task_id: str, results_dir: Path) -> LibvirtContext:

@@ -15,7 +15,7 @@ node's cores when ``cores`` says which.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from nsb.errors import RunError
 from nsb.vnfs.samplevnf.ports import Port, PortLayout
@@ -192,8 +192,7 @@ def place_cores(sections: list[Section], cores: Sequence[int]) -> list[Section]:
         number = int(core.rstrip("h"))
         return f"{cores[min(number, len(cores) - 1)]}{'h' if core.endswith('h') else ''}"
 
-    return [(name, tuple((k, placed(v) if k == "core" else v) for k, v in values))
-            for name, values in sections]
+    return _cores_as(sections, placed)
 
 
 def named_cores(sections: list[Section], names: dict[str, str]) -> list[Section]:
@@ -207,7 +206,12 @@ def named_cores(sections: list[Section], names: dict[str, str]) -> list[Section]
                            f"({name}); give the first one's CPU in cores")
         return name + ("h" if core.endswith("h") else "")
 
-    return [(name, tuple((k, named(v) if k == "core" else v) for k, v in values))
+    return _cores_as(sections, named)
+
+
+def _cores_as(sections: list[Section], rewrite: Callable[[str], str]) -> list[Section]:
+    """The sections with every ``core`` value rewritten."""
+    return [(name, tuple((k, rewrite(v) if k == "core" else v) for k, v in values))
             for name, values in sections]
 
 
