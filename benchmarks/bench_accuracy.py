@@ -108,15 +108,13 @@ class WireClock:
         return frames, self.readings[last][0] - self.readings[first - 1][0]
 
     def span(self) -> tuple[int, float]:
-        """(frames that arrived, seconds from the first to the last of them)."""
-        base = self.readings[0][1]
-        moving = [i for i in range(1, len(self.readings))
-                  if self.readings[i][1] != self.readings[i - 1][1]]
-        first, last = moving[0], moving[-1]
-        start = (self.readings[first - 1][0] + self.readings[first][0]) / 2
-        end = self.readings[last][0] if last + 1 >= len(self.readings) else \
-            (self.readings[last][0] + self.readings[last + 1][0]) / 2
-        return self.readings[-1][1] - base, end - start
+        """(frames that arrived, seconds from the first to the last of them: each end
+        extrapolated from the readings nearest it, ``nsb.counter_span``)."""
+        from nsb import counter_span
+
+        base, total = self.readings[0][1], self.readings[-1][1]
+        seconds = counter_span.span_s(self.readings, total, base)
+        return total - base, seconds if seconds is not None else float("nan")
 
 
 def measure(generator: str, link: str, rate: float, lengths: list[float]) -> list[dict]:

@@ -3,7 +3,8 @@
 It copies what was measured on TRex 3.08 here (memif and af_packet, 64 B): a stream
 of rate x duration frames is always sent in full; a data plane that cannot keep the
 rate sends at what it can (``capacity_pps``) and the trial lasts longer; the client's
-port state (``get_active_ports``) turns idle ``event_delay_s`` after the last frame;
+port state (``get_active_ports``) turns idle ``event_delay_s`` after the last frame
+and the first frame leaves ``start_delay_s`` after ``start``;
 ``get_stats`` reads the tx counter as it is at that moment; ``stop`` ends the traffic.
 What it cannot show: bursts of catching up after a stall, the counters' own update
 granularity, frames on the receive side.
@@ -15,9 +16,11 @@ import time
 
 
 class PacedTrexClient:
-    def __init__(self, capacity_pps: float, event_delay_s: float = 0.0):
+    def __init__(self, capacity_pps: float, event_delay_s: float = 0.0,
+                 start_delay_s: float = 0.0):
         self.capacity_pps = capacity_pps
         self.event_delay_s = event_delay_s
+        self.start_delay_s = start_delay_s  # the data plane starts this long after start()
         self.started: float | None = None
         self.rate_pps = 0.0
         self.frames = 0
@@ -25,7 +28,7 @@ class PacedTrexClient:
         self.stats_reads = 0
 
     def start(self, rate_pps: float, duration_s: float) -> None:
-        self.started, self.stopped_at = time.monotonic(), None
+        self.started, self.stopped_at = time.monotonic() + self.start_delay_s, None
         self.rate_pps = rate_pps
         self.frames = round(rate_pps * duration_s)
 

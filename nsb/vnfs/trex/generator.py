@@ -286,9 +286,10 @@ class TrexTrafficGen(TrafficGen):
         pg_ids = self._load_streams(trial, flows)
         client, ports = self.client, list(range(len(self.ports)))
         client.clear_stats(ports=ports)
+        asked = time.monotonic()
         client.start(ports=self.tx_ports, force=True,  # a burst ends when it is sent
                      duration=-1 if trial.burst_frames else trial.duration_s)
-        pace = self._wait_traffic(trial, time.monotonic())
+        pace = self._wait_traffic(trial, time.monotonic(), asked)
         port_stats = self._drain(ports)
         missed = self.rx_missed(self.rx_ports)
         pgid_stats = client.get_pgid_stats(pg_ids) if pg_ids else {}
@@ -353,11 +354,11 @@ class TrexTrafficGen(TrafficGen):
         self._reflected = trial.reflected
         return pg_ids
 
-    def _wait_traffic(self, trial: Trial, started: float) -> pacing.Pacing:
+    def _wait_traffic(self, trial: Trial, started: float, asked: float) -> pacing.Pacing:
         """Until TRex sent the trial (``pacing``: whether it kept its schedule, stopped at
         once when not), then ``rx_delay_ms`` for latency frames still on their way."""
         pace = pacing.wait(self, trial, started,
-                           pacing.BURST_ALLOWANCE_S if trial.burst_frames else 0.0)
+                           pacing.BURST_ALLOWANCE_S if trial.burst_frames else 0.0, asked)
         self.client.wait_on_traffic(ports=self.tx_ports, timeout=5,
                                     rx_delay_ms=self.options["rx_delay_ms"])
         return pace

@@ -10,7 +10,8 @@ tolerance. nsb reads TRex's tx counters there (and, for long trials, at checkpoi
 the way), once each:
 
 - every frame out: TRex kept its schedule; the trial's offered rate is its frames over
-  its duration, whenever the port-state event arrives;
+  the seconds TRex took to send them by its tx counter read near the start and the end
+  (``send_clock``), whenever the port-state event arrives;
 - frames still to send: TRex lagged; the trial is stopped at once (not left running
   for many times its length), it is generator-limited, and its rate is what TRex sent
   over the seconds it sent.
@@ -23,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 from nsb.trial import Trial
+from nsb.vnfs.trex.send_clock import SendClock
 
 LOG = logging.getLogger(__name__)
 POLL_S = 0.01  # the client's port state (its subscriber's, no RPC) is checked this often
@@ -47,6 +49,17 @@ class Pacing:
     note: str = ""
     known_within_s: float | None = None
     pace_pps: float | None = None  # a lagging trial's pace, by TRex's counters
+    # seconds from TRex's first frame to its last by its tx counter (None: not known)
+    measured_s: float | None = None
+
+    def seconds_for(self, frames: int, trial: Trial) -> float:
+        """The seconds TRex took to send ``frames``: at its pace when it lagged; from
+        its first frame to its last, never less than its schedule, when it kept it."""
+        if self.lagged:
+            return frames / self.pace_pps if self.pace_pps else self.sent_for_s
+        if self.measured_s and not trial.burst_frames and trial.rate_pps > 0:
+            return max(self.measured_s, frames / trial.rate_pps)
+        return trial.duration_s
 
 
 def due_s(duration_s: float, tolerance: float) -> float:
@@ -67,51 +80,68 @@ def behind(sent: int, asked_pps: float, at_s: float, tolerance: float) -> bool:
     return sent < asked_pps * max(0.0, at_s - START_SKEW_S) * (1 - tolerance)
 
 
-def wait(gen, trial: Trial, started: float, allowance_s: float = 0.0) -> Pacing:
-    """Waits for the trial's traffic (``started``: when ``start`` returned) and tells
-    whether TRex kept its schedule; stops the traffic as soon as it is known not to.
-    ``allowance_s`` more than the tolerance is given to trials shorter than the
-    client can time (a burst of milliseconds)."""
+def wait(gen, trial: Trial, started: float, allowance_s: float = 0.0,
+         asked: float | None = None) -> Pacing:
+    """Waits for the trial's traffic (``started``: when ``start`` returned; ``asked``:
+    when it was called, the counters cleared) and tells whether TRex kept its schedule;
+    stops the traffic as soon as it is known not to. ``allowance_s`` more than the
+    tolerance is given to trials shorter than the client can time (a burst of
+    milliseconds)."""
     due = due_s(trial.duration_s, tolerance_of(gen)) + allowance_s
     pending = checkpoints(trial.duration_s)
+    clock = SendClock(trial.burst_frames or round(trial.rate_pps * trial.duration_s))
+    if asked is not None:
+        clock.cleared_at(asked - started)
+    if not trial.burst_frames:  # a burst's pace is its own profile's business
+        clock.read_start(gen, started, give_up_s=trial.duration_s / 2)
+    end_from = clock.end_window(trial.duration_s) if not trial.burst_frames else due
+    all_out = False
     while set(gen.tx_ports) & set(gen.client.get_active_ports()):
         now = time.monotonic() - started
+        lagged = None
         if pending and now >= pending[0]:
             pending.pop(0)
-            lagged = check_pace(gen, trial, started)
+            lagged = check_pace(gen, trial, started, clock)
         elif now >= due:
-            return check_due(gen, trial, started) or \
-                Pacing(trial.duration_s, known_within_s=time.monotonic() - started)
-        else:
-            lagged = None
+            return check_due(gen, trial, started, clock) or \
+                _kept(trial, clock, time.monotonic() - started)
+        elif now >= end_from and not all_out:
+            all_out = clock.read(gen, started)[0] >= clock.intended
         if lagged:
             return lagged
         time.sleep(POLL_S)
-    return Pacing(trial.duration_s, known_within_s=time.monotonic() - started)
+    known = time.monotonic() - started
+    if not all_out and not trial.burst_frames:  # the reading that bounds the last frame
+        clock.read(gen, started)
+    return _kept(trial, clock, known)
+
+
+def _kept(trial: Trial, clock: SendClock, known_within_s: float) -> Pacing:
+    return Pacing(trial.duration_s, known_within_s=known_within_s, measured_s=clock.span_s())
 
 
 def tolerance_of(gen) -> float:
     return gen.options["generator_tolerance_pct"] / 100.0
 
 
-def check_pace(gen, trial: Trial, started: float) -> Pacing | None:
+def check_pace(gen, trial: Trial, started: float, clock: SendClock) -> Pacing | None:
     """On the way: None while TRex keeps up, else the trial stopped (``Pacing``)."""
-    sent, at = reading(gen, started)
+    sent, at = clock.read(gen, started)
     if not behind(sent, trial.rate_pps, at, tolerance_of(gen)):
         return None
-    return _stop(gen, trial, sent, at, f"TRex had sent {sent:,} frames {at:.1f} s into the "
+    return _stop(gen, trial, clock, f"TRex had sent {sent:,} frames {at:.1f} s into the "
                  f"trial, {trial.rate_pps * at:,.0f} by its schedule")
 
 
-def check_due(gen, trial: Trial, started: float) -> Pacing | None:
+def check_due(gen, trial: Trial, started: float, clock: SendClock) -> Pacing | None:
     """At the trial's end plus the tolerance, with TRex's port still active by the
     client's account: None when every frame is out (the port-state event is late, not
     TRex), else the trial stopped (``Pacing``)."""
-    intended = trial.burst_frames or round(trial.rate_pps * trial.duration_s)
-    sent, at = reading(gen, started)
+    intended = clock.intended
+    sent, at = clock.read(gen, started)
     if sent >= intended or not _still_sending(gen, sent):
         return None
-    return _stop(gen, trial, sent, at, f"TRex was still sending {at:.2f} s into a "
+    return _stop(gen, trial, clock, f"TRex was still sending {at:.2f} s into a "
                  f"{trial.duration_s:g} s trial ({sent:,} of {intended:,} frames out)")
 
 
@@ -120,25 +150,19 @@ def sent_frames(gen) -> int:
     return sum(int(stats[port]["opackets"]) for port in gen.tx_ports)
 
 
-def reading(gen, started: float) -> tuple[int, float]:
-    """TRex's frames sent so far and when (seconds after ``started``, the middle of the
-    request that read them)."""
-    before = time.monotonic()
-    sent = sent_frames(gen)
-    return sent, (before + time.monotonic()) / 2 - started
-
-
 def _still_sending(gen, sent: int) -> bool:
     time.sleep(SETTLE_S)
     return sent_frames(gen) > sent
 
 
-def _stop(gen, trial: Trial, sent: int, at: float, why: str) -> Pacing:
-    """Stops a trial TRex cannot keep up with: its pace is what it had sent by the
-    reading that showed it (frames sent while it is being stopped count, at that pace)."""
+def _stop(gen, trial: Trial, clock: SendClock, why: str) -> Pacing:
+    """Stops a trial TRex cannot keep up with: its pace is the slope of its counter's
+    readings (or what it had sent by the reading that showed the lag, over the time
+    since the start); frames sent while it is being stopped count, at that pace."""
     gen.client.stop(ports=gen.tx_ports)
     LOG.info("%s: %s: stopped, generator-limited", gen.name, why)
-    pace = sent / at if at > 0 and sent > 0 else None
+    at, sent = clock.readings[-1]
+    pace = clock.pace_pps() or (sent / at if at > 0 and sent > 0 else None)
     return Pacing(at, lagged=True, pace_pps=pace,
                   note=f"{why}: it could not keep the rate of {trial.rate_pps:,.0f} pps and "
                        "the trial was stopped")

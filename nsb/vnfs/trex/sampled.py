@@ -22,6 +22,7 @@ from nsb.errors import RunError
 from nsb.intervals import InFlight, IntervalSample
 from nsb.trial import LatencyStats, Trial, TrialResult
 from nsb.vnfs.trex import pacing, stats
+from nsb.vnfs.trex.send_clock import SendClock
 
 LOG = logging.getLogger(__name__)
 POLL_S = 0.05
@@ -108,6 +109,7 @@ def _sample_while_sending(gen, readings: Readings, trial: Trial, interval_s: flo
     client, ports = gen.client, list(range(len(gen.ports)))
     tx_ports = set(gen.tx_ports)
     due = pacing.due_s(trial.duration_s, pacing.tolerance_of(gen))
+    clock = SendClock(round(trial.rate_pps * trial.duration_s))  # the lag checks' readings
     boundary = interval_s
     while tx_ports & set(client.get_active_ports()):
         now = time.monotonic() - started
@@ -116,12 +118,12 @@ def _sample_while_sending(gen, readings: Readings, trial: Trial, interval_s: flo
             on_interval(readings.take(client.get_stats(ports=ports), pgid, now))
             boundary += interval_s
             if pacing.behind(readings.tx, trial.rate_pps, now, pacing.tolerance_of(gen)):
-                lagged = pacing.check_pace(gen, trial, started)
+                lagged = pacing.check_pace(gen, trial, started, clock)
                 if lagged:
                     return lagged
             continue
         if now >= due:
-            return pacing.check_due(gen, trial, started) or pacing.Pacing(trial.duration_s)
+            return pacing.check_due(gen, trial, started, clock) or pacing.Pacing(trial.duration_s)
         time.sleep(POLL_S)
     return pacing.Pacing(trial.duration_s)
 

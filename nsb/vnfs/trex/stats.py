@@ -102,10 +102,10 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
                  latency_stats: LatencyStats | None,
                  missed_by_port: dict[int, int] | None = None) -> TrialResult:
     """Tx from the sending ports, rx from the receiving ports. The offered rate is the
-    frames sent over the seconds TRex sent them by its own schedule (``pace``): the
-    trial's duration when it kept it. Generator-limited when it lagged or sent fewer
-    frames than asked. ``missed_by_port``: frames TRex's receiving ports dropped for
-    want of buffers (af_packet's ring overflowing)."""
+    frames sent over the seconds TRex took to send them by its own counters (``pace``:
+    its measured pace, never faster than its schedule). Generator-limited when it
+    lagged or sent fewer frames than asked. ``missed_by_port``: frames TRex's
+    receiving ports dropped for want of buffers (af_packet's ring overflowing)."""
     missed_by_port = missed_by_port or {}
     rx_missed = sum(missed_by_port.values())
     tx = sum(int(port_stats[p]["opackets"]) for p in gen.tx_ports)
@@ -117,9 +117,7 @@ def trial_result(trial: Trial, gen, port_stats: dict, pace: Pacing,
         note = f"TRex sent {tx:,} of the {intended:,} frames asked"
     if note and rx >= tx:
         note += pushed_back(gen)
-    seconds = trial.duration_s
-    if pace.lagged:  # the frames at TRex's pace: the seconds they took
-        seconds = tx / pace.pace_pps if pace.pace_pps else pace.sent_for_s
+    seconds = pace.seconds_for(tx, trial)  # the frames at TRex's pace: the seconds they took
     ports = {iface.name: {"tx_packets": int(port_stats[n]["opackets"]),
                           "rx_packets": int(port_stats[n]["ipackets"]),
                           "rx_missed": missed_by_port.get(n, 0)}
