@@ -88,17 +88,23 @@ def lab_sample(work: Path) -> str:
     (path,) = (work / "results").glob("*/results.json")
     doc = json.loads(path.read_text())
     (result,) = doc["results"]
-    best = next(t for t in doc["trials"] if t["verdict"] in ("pass", "generator_limited")
-                and abs(t["tx_rate_pps"] - result["throughput_pps"]) < 1e-6)
+    index = (result.get("evidence") or {}).get("trial_index")
+    if index is None:  # no trial backs the answer (nothing passed)
+        return (f"lab sample, 64 B: NDR {result['throughput_pps'] / 1e6:.3f} Mpps, limited by "
+                f"{result['limited_by']} ({result.get('limited_reason') or 'no trial passed'})")
+    best = next(t for t in doc["trials"] if t["trial_index"] == index)
     kpis = {k["trial_index"]: k["kpis"] for k in doc["kpis"] if k["source"] == "testpmd0"}
     prior = kpis.get(best["trial_index"] - 1, {})
     forwarded = sum(kpis[best["trial_index"]][f"port{p}_opackets"]
                     - prior.get(f"port{p}_opackets", 0) for p in (0, 1))
-    # the trial's seconds by TRex's schedule (its duration when kept, else its pace's)
+    # the seconds TRex took to send the trial, by its own tx counter
     seconds = best["elapsed_s"]
     within = best["extra"].get("known_within_s")
+    warned = "; ".join(result.get("warnings") or [])
     return (f"lab sample, 64 B: NDR {result['throughput_pps'] / 1e6:.3f} Mpps, limited by "
-            f"{result['limited_by']}; testpmd forwarded {forwarded / seconds / 1e6:.3f} Mpps "
+            f"{result['limited_by']}" + (f" (unconfirmed: {warned})" if warned else "") +
+            f"; from trial {index} ({best['reason']}); testpmd forwarded "
+            f"{forwarded / seconds / 1e6:.3f} Mpps "
             f"in that trial ({forwarded} frames in its {seconds:.3f} s, TRex received "
             f"{best['rx_packets']}" + (f", every frame out by {within:.3f} s)" if within
                                        else ")"))

@@ -55,8 +55,10 @@ class BinSearchProfile(TrafficProfile):
                                               "judged as the search's trials are",
                                "type": "boolean", "default": True},
             "max_confirmations": {"description": "times a confirmation at the answer's rate may "
-                                                 "lose frames and send the search below it; "
-                                                 "after that the answer carries a warning",
+                                                 "lose frames and send the search below it, "
+                                                 "or be sent short by the generator and be "
+                                                 "tried again; after that the answer carries "
+                                                 "a warning",
                                   "type": "integer", "minimum": 0, "default": 3},
         },
     }
@@ -128,21 +130,21 @@ class BinSearchProfile(TrafficProfile):
                 limited_by = LimitedBy.DUT
             if o["search_latency"] or best is None or measurer.should_stop():
                 break
-            done = latency_trials.confirm(measurer, best, self.judge, self.speed_gbps)
+            done = latency_trials.confirm(measurer, best, self.judge, self.speed_gbps,
+                                          retries=o["max_confirmations"])
             if done.verdict != FAIL:
-                best = done.result if done.verdict == PASS else \
-                    chains.latency_of(best, done.result)
+                extra["latency_measured_at_pps"] = done.result.tx_rate_pps
+                best, unconfirmed = latency_trials.confirmed(best, done)
+                warnings += unconfirmed
                 break
             failed_confirmations += 1
-            sent[FAIL] = min(sent[FAIL], units.pps_to_pct(
-                done.result.tx_rate_pps, frame, self.speed_gbps, measurer.ports))
+            sent[FAIL] = min(sent[FAIL], self._pct(done.result.tx_rate_pps, frame, measurer))
             if failed_confirmations > o["max_confirmations"]:  # the answer is what it did
                 warnings.append(latency_trials.lossy_confirmation(
                     done, o["tolerated_loss_pct"]))
                 best = done.result
                 break
-            upper = units.pps_to_pct(done.result.trial.rate_pps, frame, self.speed_gbps,
-                                     measurer.ports) * (1 - 1e-9)  # below it, not at it again
+            upper = self._pct(done.result.trial.rate_pps, frame, measurer) * (1 - 1e-9)
             passed = {pct: r for pct, r in passed.items() if pct < upper}
             lower = max(passed, default=o["lower_bound"])
             rate = (lower + upper) / 2.0
@@ -157,6 +159,9 @@ class BinSearchProfile(TrafficProfile):
         measurer.result_ready(frame, best, self.speed_gbps, limited_by,
                               measurer.trial_count - trials_before, self.spec.type, extra=extra,
                               warnings=tuple(warnings))
+
+    def _pct(self, pps: float, frame: Frame, measurer: Measurer) -> float:
+        return units.pps_to_pct(pps, frame, self.speed_gbps, measurer.ports)
 
     def _bisect(self, measurer: Measurer, frame: Frame, lower: float, upper: float,
                 rate: float, later_trials: int, passed: dict, sent: dict):

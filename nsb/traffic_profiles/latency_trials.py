@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from nsb import units
+from nsb import chains, units
 from nsb.events import Verdict
 from nsb.frames import Frame
 from nsb.traffic_profiles.common import NO_LOAD_PPS
@@ -29,17 +29,46 @@ class Sweep:
 
 
 def confirm(measurer: Measurer, answer: TrialResult, judge: Judge, speed_gbps: float,
-            duration_s: float | None = None) -> Measurement:
+            duration_s: float | None = None, retries: int = 0) -> Measurement:
     """One more trial at the answer's rate, with latency streams, judged as the
     search's trials are (RFC 2544 26.2: latency at the throughput found; a loss there
     is a failure like any other). The rate is the one its trial was asked for, or what
-    the generator really sent when it could not send that (a generator-limited answer)."""
+    the generator really sent when it could not send that (a generator-limited answer).
+    A confirmation the generator sent short of that rate (it lagged, or sent fewer
+    frames) confirms nothing: it is tried again, ``retries`` times at most."""
     rate = answer.tx_rate_pps if answer.generator_limited else answer.trial.rate_pps
     trial = replace(answer.trial, latency=True, rate_pps=rate,
                     duration_s=duration_s if duration_s is not None else answer.trial.duration_s)
     line_pct = units.pps_to_pct(trial.rate_pps, trial.frame_size, speed_gbps, measurer.ports)
-    return measurer.measure(trial, SearchPoint.single(line_pct), judge,
-                            why="confirmation with latency at the throughput found")
+    why = "confirmation with latency at the throughput found"
+    for attempt in range(retries + 1):
+        done = measurer.measure(trial, SearchPoint.single(line_pct), judge, why=why)
+        if done.verdict != Verdict.GENERATOR_LIMITED or measurer.should_stop():
+            break
+        why = f"confirmation with latency at the throughput found, again ({attempt + 2} of " \
+              f"{retries + 1}: the generator sent the last one short)"
+    return done
+
+
+def confirmed(answer: TrialResult, done: Measurement) -> tuple[TrialResult, tuple[str, ...]]:
+    """The answer after a confirmation that lost no more than tolerated: the
+    confirmation itself when it passed; the answer with the confirmation's latency and
+    a warning when the generator sent it short every time (the answer stands,
+    unconfirmed)."""
+    if done.verdict == Verdict.PASS:
+        return done.result, ()
+    return chains.latency_of(answer, done.result), (short_confirmation(done),)
+
+
+def short_confirmation(done: Measurement) -> str:
+    """The warning of a confirmation the generator never sent at the answer's rate:
+    the answer is unconfirmed, and the latency it carries was measured at the lower
+    rate the confirmation reached."""
+    result = done.result
+    return (f"the confirmation at the answer's rate ({result.trial.rate_pps:,.0f} pps) was "
+            f"sent at only {result.tx_rate_pps:,.0f} pps by the generator ({done.reason}): "
+            f"the answer is unconfirmed, and its latency was measured at "
+            f"{result.tx_rate_pps:,.0f} pps")
 
 
 def lossy_confirmation(done: Measurement, tolerated_loss_pct: float) -> str:
@@ -70,11 +99,16 @@ def sweep(measurer: Measurer, frame: Frame, ndr_pps: float, percents: list[float
         line_pct = units.pps_to_pct(trial.rate_pps, frame, speed_gbps, measurer.ports)
         result = measurer.measure(trial, SearchPoint.single(line_pct), _not_judged,
                                   why=why).result
-        points[f"{pct:g}"] = {"rate_pps": trial.rate_pps, "loss_pct": result.loss_pct,
+        points[f"{pct:g}"] = {"rate_pps": trial.rate_pps, "sent_pps": result.tx_rate_pps,
+                              "loss_pct": result.loss_pct,
                               "latency": latency_record(result.latency)}
         if result.lost_packets > 0:
             warnings.append(f"the latency trial at {pct:g}% of the NDR "
                             f"({trial.rate_pps:,.0f} pps) lost {result.loss_pct:.4g}%")
+        if result.generator_limited:
+            warnings.append(f"the latency trial at {pct:g}% of the NDR "
+                            f"({trial.rate_pps:,.0f} pps) was sent at only "
+                            f"{result.tx_rate_pps:,.0f} pps: its latency is at that rate")
     return Sweep(points, tuple(warnings))
 
 

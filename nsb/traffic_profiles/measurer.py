@@ -25,6 +25,7 @@ from nsb.events import (
 )
 from nsb.frames import Frame
 from nsb.loss_budget import TrialPaths
+from nsb.traffic_profiles.evidence import evidence, failed_above, same_counts
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
 
@@ -161,6 +162,7 @@ class Measurer:
         self._judged: dict[Frame, list[tuple[TrialResult, Verdict]]] = {}
         # per trial (by its result), its index and where its frames went
         self._paths: dict[int, tuple[int, TrialPaths]] = {}
+        self._indices: dict[int, int] = {}  # per trial (by its result), its index
 
     @property
     def ports(self) -> int:
@@ -173,6 +175,7 @@ class Measurer:
         self._best_short.clear()
         self._judged.clear()
         self._paths.clear()
+        self._indices.clear()
 
     def check_stop(self) -> None:
         """Unwinds a search the runner asked to stop (``SearchStopped``)."""
@@ -199,6 +202,7 @@ class Measurer:
         verdict, reason = judge(result)
         reason = f"{why}: {reason}" if why and reason else why or reason
         self._record(result, verdict)
+        self._indices[id(result)] = index
         path = self.hooks.trial_paths(index)
         if path is not None:
             self._paths[id(result)] = (index, path)
@@ -285,7 +289,8 @@ class Measurer:
         if not reason:
             best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         judged = self._judged.pop(frame_size, [])
-        extra = {**(extra or {}), "evidence": evidence_of or evidence(best, judged)}
+        extra = {**(extra or {}), "evidence": evidence_of or evidence(
+            best, judged, lambda r: self._index_of(r, judged))}
         blamed = self._blamed(best, judged)
         if blamed is not None:
             extra["lossy_hop"] = blamed
@@ -310,12 +315,19 @@ class Measurer:
             limited_reason=reason, warnings=tuple(warnings)))
         self._best_short.pop(frame_size, None)
 
+    def _index_of(self, result: TrialResult, judged: list) -> int | None:
+        """The index of the trial ``result`` is (or whose counts it carries)."""
+        if id(result) in self._indices:
+            return self._indices[id(result)]
+        same = [r for r, _ in judged if same_counts(r, result) and id(r) in self._indices]
+        return self._indices[id(same[-1])] if same else None
+
     def _per_chain(self, best: TrialResult | None,
                    judged: list[tuple[TrialResult, Verdict]]) -> dict:
         """Each chain's share of the answer (its rate: its part of the frames sent) and
         where its frames died, and the chain that failed first above it."""
         made: dict = {}
-        above = sorted(_failed_above(best, judged), key=lambda r: r.trial.rate_pps)
+        above = sorted(failed_above(best, judged), key=lambda r: r.trial.rate_pps)
         if best is not None and best.chains:
             made["chains"] = []
             for share in best.chains:
@@ -337,7 +349,7 @@ class Measurer:
         if best is not None and best.lost_packets > 0:
             chosen = best
         else:
-            chosen = min(_failed_above(best, judged), key=lambda r: r.trial.rate_pps,
+            chosen = min(failed_above(best, judged), key=lambda r: r.trial.rate_pps,
                          default=None)
         index, path = self._paths.get(id(chosen), (None, None)) if chosen else (None, None)
         worst = path.worst() if path is not None else None
@@ -365,36 +377,3 @@ class Measurer:
         asked = short.trial.rate_pps
         return short, (f"the generator sent at most {short.tx_rate_pps:,.0f} pps without loss "
                        f"(asked {asked:,.0f} pps); the DUT's limit was not reached")
-
-
-def _failed_above(best: TrialResult | None,
-                  judged: list[tuple[TrialResult, Verdict]]) -> list[TrialResult]:
-    """The trials that failed at a rate above the answer's (all failed ones without one)."""
-    return [r for r, v in judged if v == FAIL and
-            (best is None or r.trial.rate_pps > best.trial.rate_pps)]
-
-
-def evidence(best: TrialResult | None, judged: list[tuple[TrialResult, Verdict]]) -> dict:
-    """What backs an answer: the full-length trials that passed at its rate and the
-    seconds of loss-free traffic they sent, the trials at that rate that lost
-    frames, and the final search interval (the lowest failing rate above it)."""
-    def same_rate(result: TrialResult) -> bool:
-        return abs(result.trial.rate_pps - best.trial.rate_pps) <= \
-            1e-9 * max(1.0, best.trial.rate_pps)
-
-    failing = [r.trial.rate_pps for r, v in judged if v in (FAIL, GENERATOR_LIMITED)
-               and (best is None or r.trial.rate_pps > best.trial.rate_pps)]
-    found = {"lowest_failing_pps": min(failing, default=None)}
-    if best is None:
-        return {**found, "full_trials_passed": 0, "loss_free_s": 0.0, "failed_at_rate": 0}
-    full = best.trial.duration_s
-    at_rate = [(r, v) for r, v in judged if same_rate(r)]
-    return {
-        **found,
-        "rate_pps": best.trial.rate_pps,  # the rate asked of the trial that backs the answer
-        "full_trials_passed": sum(v == PASS and r.trial.duration_s >= full
-                                  for r, v in at_rate),
-        "loss_free_s": sum(r.trial.duration_s for r, v in at_rate
-                           if v == PASS and r.lost_packets <= 0),
-        "failed_at_rate": sum(v == FAIL for _, v in at_rate),
-    }

@@ -236,6 +236,57 @@ def test_an_answer_that_never_confirms_carries_a_warning_and_its_loss():
     assert result.throughput_pps == confirmations[-1].result.tx_rate_pps
 
 
+class LagsWithLatency(SimulatedDutGenerator):
+    """A generator that sends trials with latency streams at ``lagging`` of the rate
+    asked (its latency streams cost it its pace), ``times`` times; throughput-only
+    trials keep their schedule. The DUT loses nothing below its capacity."""
+
+    def __init__(self, capacity_pps, lagging: float, times: int = 99):
+        super().__init__(capacity_pps)
+        self.lagging, self.times = lagging, times
+
+    def run_trial(self, trial):
+        from dataclasses import replace
+
+        if not (trial.latency and self.times > 0):
+            return super().run_trial(trial)
+        self.times -= 1
+        result = super().run_trial(replace(trial, rate_pps=trial.rate_pps * self.lagging))
+        return replace(result, trial=trial, generator_limited=True,
+                       intended_packets=round(trial.rate_pps * trial.duration_s),
+                       generator_note="the generator lagged")
+
+
+def test_a_confirmation_sent_short_is_tried_again_and_confirms_when_it_reaches_the_rate():
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = LagsWithLatency(0.50 * line, lagging=0.9, times=2)
+    trials, (result,) = run(tg, profile(test_precision=1, search_latency=False))
+    confirmations = [t for t in trials if t.reason.startswith("confirmation with latency")]
+    assert [c.verdict for c in confirmations] == ["generator_limited"] * 2 + ["pass"]
+    assert "again (2 of 4" in confirmations[1].reason
+    assert result.warnings == ()
+    assert result.throughput_pps == pytest.approx(confirmations[-1].result.tx_rate_pps)
+    assert result.extra["latency_measured_at_pps"] == pytest.approx(result.throughput_pps)
+
+
+def test_a_confirmation_never_sent_at_the_answer_s_rate_leaves_it_unconfirmed():
+    """The answer (a throughput-only trial that passed) stands; the warning says the
+    confirmation reached 90 % of its rate, where its latency was measured."""
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = LagsWithLatency(0.50 * line, lagging=0.9)
+    trials, (result,) = run(tg, profile(test_precision=1, search_latency=False,
+                                        max_confirmations=1))
+    confirmations = [t for t in trials if t.reason.startswith("confirmation with latency")]
+    assert [c.verdict for c in confirmations] == ["generator_limited"] * 2
+    (warning,) = result.warnings
+    reached = confirmations[-1].result.tx_rate_pps
+    assert reached == pytest.approx(0.9 * result.throughput_pps, rel=1e-3)
+    assert "the answer is unconfirmed" in warning and f"{reached:,.0f} pps" in warning
+    assert result.extra["latency_measured_at_pps"] == reached
+    assert result.latency is not None and result.loss_pct == 0
+    assert result.throughput_pps == pytest.approx(confirmations[-1].result.trial.rate_pps)
+
+
 def test_latency_at_zero_is_no_load_and_a_lossy_latency_trial_is_a_warning():
     line = units.line_rate_pps(64, 1, ports=2)
     prof = profile(test_precision=1, latency_at=[0, 90, 99])
@@ -279,3 +330,18 @@ def test_below_a_failed_confirmation_the_last_pass_stands_when_nothing_passes_ag
     passes = [t.result.trial.rate_pps for t in trials if t.verdict == "pass"
               and not t.reason.startswith("confirmation")]
     assert confirmed.result.trial.rate_pps == max(r for r in passes if r < first_answer)
+
+
+def test_a_latency_trial_sent_short_is_labelled_with_the_rate_it_reached():
+    from nsb.traffic_profiles import latency_trials
+
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = LagsWithLatency(0.50 * line, lagging=0.8)
+    events = []
+    swept = latency_trials.sweep(Measurer(tg, "t1", "s", events.append), 64, 0.4 * line,
+                                 [50], 1.0, None, 1)
+    point = swept.points["50"]
+    assert point["rate_pps"] == pytest.approx(0.2 * line)
+    assert point["sent_pps"] == pytest.approx(0.16 * line, rel=1e-3)
+    (warning,) = swept.warnings
+    assert f"sent at only {point['sent_pps']:,.0f} pps" in warning

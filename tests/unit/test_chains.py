@@ -106,16 +106,19 @@ def test_a_chain_the_generator_cannot_fill_caps_the_even_split_not_the_total():
 
 def test_a_generator_limited_confirmation_gives_each_chain_its_latency():
     """The search without latency; its answer's confirmation (with latency streams) is
-    generator-limited without loss: the answer stands and takes the whole trial's
-    latency and each chain's from the confirmation."""
+    generator-limited without loss, each of the times it is tried: the answer stands,
+    unconfirmed, and takes the whole trial's latency and each chain's from the last
+    confirmation, labelled with the rate that confirmation reached."""
     line = units.line_rate_pps(64, 1, ports=2)
     trials, (result,) = run([0.1 * line, 0.1 * line], generator=LatencyWhenAsked,
                             search_latency=False)
-    confirmation = trials[-1]
-    assert confirmation.reason.startswith("confirmation with latency")
-    assert confirmation.verdict == "generator_limited"
-    assert all(t.result.latency is None for t in trials[:-1])
+    confirmations = [t for t in trials if t.reason.startswith("confirmation with latency")]
+    assert len(confirmations) == 1 + 3  # max_confirmations' default: tried three more times
+    assert all(t.verdict == "generator_limited" for t in confirmations)
+    assert all(t.result.latency is None for t in trials[:-len(confirmations)])
     assert result.latency is not None
+    assert result.extra["latency_measured_at_pps"] == confirmations[-1].result.tx_rate_pps
+    assert any("the answer is unconfirmed" in w for w in result.warnings)
     assert [s["chain"] for s in result.extra["chains"]] == [0, 1]
     assert all(s["latency"]["samples"] == 100 for s in result.extra["chains"])
 

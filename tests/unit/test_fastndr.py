@@ -148,7 +148,7 @@ def test_by_default_a_rate_that_lost_frames_is_not_tried_again():
     assert result.throughput_pps == finals[1].result.tx_rate_pps
     assert result.throughput_pps >= capacity * (1 - 0.01)
     assert result.extra["evidence"] == {
-        "rate_pps": finals[1].result.trial.rate_pps,
+        "rate_pps": finals[1].result.trial.rate_pps, "trial_index": finals[1].trial_index,
         "full_trials_passed": 1, "loss_free_s": 60.0, "failed_at_rate": 0,
         "lowest_failing_pps": pytest.approx(min(
             t.result.trial.rate_pps for t in trials
