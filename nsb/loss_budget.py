@@ -128,14 +128,18 @@ def budget(path: Path, counts: Mapping[Endpoint, PortCount],
     owners = owners or {}
     walker = _Walker()
     first, last_end = path.ends[0], path.ends[-1]
-    sent = _count(counts, first).tx
+    start = _count(counts, first)
+    refused = start.tx_drops()
+    sent = None if start.tx is None else start.tx + sum(refused.values())
     walker.point(f"{first} tx", sent, "", "")
+    if refused:  # the generator counted them sent; its own port never sent them
+        walker.drops(f"{first} tx", start, refused, start.tx)
     for out, into in path.wires():
         port = counts.get(into)
-        walker.point(f"{into} arrived", port.arrived if port else None,
-                     f"link {out} -> {into}", "link")
+        arrived, rx_drops = _arrivals(port, walker.last)
+        walker.point(f"{into} arrived", arrived, f"link {out} -> {into}", "link")
         if port is not None and port.rx is not None:
-            walker.drops(f"{into} rx", port, port.rx_drops(), port.rx)
+            walker.drops(f"{into} rx", port, rx_drops, port.rx)
         if into == last_end and path.complete:
             break
         crossing = _next_out(path, into)
@@ -153,6 +157,25 @@ def budget(path: Path, counts: Mapping[Endpoint, PortCount],
     received = _count(counts, last_end).rx if path.complete else None
     return Budget(path.name, sent, received, tuple(walker.points), tuple(walker.losses),
                   tuple(dict.fromkeys(walker.blind)), path.complete, first.interface)
+
+
+def _arrivals(port: PortCount | None, present: int | None) -> tuple[int | None, dict]:
+    """The frames that arrived at ``port`` and those its receive side dropped, no more
+    than the ``present`` frames that could have: a veth counts a frame its peer could
+    not take (over its MTU) as the sender's tx drop and again as the receiver's rx drop,
+    and a drop of frames that were never the trial's is none of its loss."""
+    if port is None or port.rx is None:
+        return (port.arrived if port else None), {}
+    drops = port.rx_drops()
+    excess = port.arrived - present if present is not None else 0
+    for kind in sorted(drops, key=lambda k: k != "rx_dropped"):  # the kernel's first
+        if excess <= 0:
+            break
+        taken = min(excess, drops[kind])
+        drops[kind] -= taken
+        excess -= taken
+    drops = {kind: frames for kind, frames in drops.items() if frames}
+    return port.rx + sum(drops.values()), drops
 
 
 def _count(counts: Mapping[Endpoint, PortCount], end: Endpoint) -> PortCount:

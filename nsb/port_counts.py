@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 # drops on the receive side of a port: the frames arrived, and were not taken in
 RX_DROPS = ("imissed", "rx_nombuf", "ierrors", "rx_dropped", "generator_rx")
 # drops on the transmit side: the frames were handed to the port and not sent
-TX_DROPS = ("oerrors", "tx_dropped")
+TX_DROPS = ("oerrors", "tx_dropped", "refused")
 
 WORDS = {
     "imissed": "imissed: the receive ring overflowed, the DUT did not poll fast enough",
@@ -21,7 +21,10 @@ WORDS = {
     "rx_dropped": "rx dropped: the receiving side had no room for them",
     "generator_rx": "the generator's own receive path dropped them",
     "oerrors": "oerrors: the port failed to transmit them",
-    "tx_dropped": "tx dropped: the other end did not drain its ring (or the queue was full)",
+    "tx_dropped": "tx dropped: the other end did not take them (its ring full, its MTU "
+                  "below the frame, its state) or the queue was full",
+    "refused": "counted sent by the generator, never sent by its own kernel port (a frame "
+               "over the port's MTU, a filter or a full queue on its egress)",
     "forwarding": "received but never sent: dropped inside (a full transmit queue, no "
                   "route, a rule)",
     "link": "lost on the link between the two ports",

@@ -51,9 +51,11 @@ class PathCounter:
         self._before = after
         node = self.generator.node.name
         for iface, counted in result.ports.items():
-            counts[Endpoint(node, iface)] = PortCount(
-                counted.get("rx_packets"), counted.get("tx_packets"),
-                {"generator_rx": counted.get("rx_missed", 0)})
+            end = Endpoint(node, iface)
+            own = PortCount(counted.get("rx_packets"), counted.get("tx_packets"),
+                            {"generator_rx": counted.get("rx_missed", 0)})
+            # the generator's kernel port (veth, tap) counts what really left and arrived
+            counts[end] = merged(counts.get(end), own, refused="refused")
         links = self.context.links
         sending = [iface for iface, counted in result.ports.items()
                    if counted.get("tx_packets", 0) > 0]
@@ -98,11 +100,13 @@ def nodes_crossed(start: Endpoint, links: list, forward) -> list[str]:
     return list(dict.fromkeys(end.node for end in path.ends[1:-1]))
 
 
-def merged(kernel: PortCount | None, program: PortCount) -> PortCount:
+def merged(kernel: PortCount | None, program: PortCount,
+           refused: str = "tx_dropped") -> PortCount:
     """A program's counts of a port that is also a kernel interface: what it took in
     and handed on, with the frames the kernel saw arrive that it never took in
     (rx_dropped: its socket's ring overflowed) and those it handed on that never
-    left (tx_dropped)."""
+    left (``refused``: tx_dropped for a VNF; for the generator, whose count is the
+    trial's frames sent, ``refused``, laid before the wire)."""
     if kernel is None or kernel.rx is None or program.rx is None:
         return program
     drops = dict(program.drops)
@@ -111,6 +115,12 @@ def merged(kernel: PortCount | None, program: PortCount) -> PortCount:
         drops["rx_dropped"] = drops.get("rx_dropped", 0) + missed
     tx = program.tx
     if kernel.tx is not None and program.tx is not None and kernel.tx < program.tx:
-        drops["tx_dropped"] = drops.get("tx_dropped", 0) + program.tx - kernel.tx
+        never_left = program.tx - kernel.tx
+        # what the port's driver dropped (the other end did not take it) is tx_dropped
+        # either way; the rest never reached the driver: ``refused``
+        dropped = min(never_left, kernel.drops.get("tx_dropped", 0))
+        for kind, frames in (("tx_dropped", dropped), (refused, never_left - dropped)):
+            if frames > 0:
+                drops[kind] = drops.get(kind, 0) + frames
         tx = kernel.tx
     return PortCount(program.rx, tx, drops)

@@ -206,7 +206,9 @@ class TrafgenGenerator(TrafficGen):
         t_sent = time.monotonic()
         received = self._drain()
         t_drained = time.monotonic()
-        latency, probe_sent, probe_received = self._stop_probe(probe)
+        latency, probe_streams = self._stop_probe(probe)
+        probe_sent = sum(s["sent"] for s in probe_streams)
+        probe_received = sum(s["received"] + s.get("duplicates", 0) for s in probe_streams)
         LOG.debug("trial timing: setup %.3f s, traffic %.3f s, drain %.3f s, probe report "
                   "%.3f s", started - t0, t_sent - started, t_drained - t_sent,
                   time.monotonic() - t_drained)
@@ -223,7 +225,9 @@ class TrafgenGenerator(TrafficGen):
             LOG.info("trafgen sent %.0f pps of %.0f asked: generator-limited", sent_pps,
                      trial.rate_pps)
         sending = [s for s, count in zip(self.streams, counts, strict=True) if count > 0]
-        ports = trafgen_streams.port_counts(sending, sent, received, [t for _, t in reports])
+        ports = trafgen_streams.with_probe(
+            trafgen_streams.port_counts(sending, sent, received, [t for _, t in reports]),
+            probe_streams)
         return TrialResult(trial=replace(trial, flows=flows), tx_packets=tx, rx_packets=rx,
                            elapsed_s=elapsed, latency=latency, generator_limited=limited,
                            ports=ports, measured_tx_pps=sent_pps + probe_sent / trial.duration_s,
@@ -345,19 +349,17 @@ class TrafgenGenerator(TrafficGen):
         self._expect(probe, "sending")
         return probe
 
-    def _stop_probe(self, probe) -> tuple[LatencyStats | None, int, int]:
-        """Latency, and the probe frames sent and received in the trial."""
+    def _stop_probe(self, probe) -> tuple[LatencyStats | None, list[dict]]:
+        """Latency, and per probe stream its frames sent and received in the trial."""
         if probe is None:
-            return None, 0, 0
+            return None, []
         try:
             probe.write_line("stop")
             report = json.loads(probe.read_line(10))
         except (TimeoutExpired, EOFError, json.JSONDecodeError, BrokenPipeError) as exc:
             raise RunError(f"latency probe on {self.node.name} gave no report ({exc}):\n"
                            f"{tail(self.log_text())}") from None
-        sent = sum(s["sent"] for s in report["streams"])
-        received = sum(s["received"] + s.get("duplicates", 0) for s in report["streams"])
-        return latency_from_report(report.get("all")), sent, received
+        return latency_from_report(report.get("all")), list(report["streams"])
 
 
 def _probe_size(frame: Frame) -> int:

@@ -36,6 +36,17 @@ def rates(streams: list[Stream], trial: Trial) -> list[float]:
     return [trial.pair_rate_pps(s.pair) / per_pair[s.pair] for s in streams]
 
 
+def with_probe(ports: dict[str, dict], probe_streams: list[dict]) -> dict[str, dict]:
+    """The ports' counts with the latency probe's frames, which leave and arrive by the
+    same ports as the trial's (the loss budget counts them on the wire too)."""
+    for stream in probe_streams:
+        for name in (stream["tx_if"], stream["rx_if"]):
+            ports.setdefault(name, {"tx_packets": 0, "rx_packets": 0})
+        ports[stream["tx_if"]]["tx_packets"] += stream["sent"]
+        ports[stream["rx_if"]]["rx_packets"] += stream["received"] + stream.get("duplicates", 0)
+    return ports
+
+
 def port_counts(streams, sent: list[int], received: dict[str, int],
                 seconds: list[float] | None = None) -> dict[str, dict]:
     """Per port what it sent (its stream's frames) and received (what arrived on it),

@@ -74,9 +74,10 @@ def test_a_loss_free_trial_counts_every_frame_at_every_hop(tmp_path):
     assert paths.worst() is None
 
 
-def test_a_drop_on_the_generators_veth_is_the_link_to_blame(tmp_path):
+def test_a_drop_on_the_generators_veth_is_its_own_port_to_blame(tmp_path):
     """An nftables egress rule on TRex's veth drops one frame in ten after TRex counted
-    it sent and before any counter of the SUT's: frames lost on the wire."""
+    it sent: the veth's kernel counter never sent them, so the generator's own port
+    refused them, not the link."""
     with lab(tmp_path, generator="trex", link="veth", forward_mode="io") as (scenario, counter):
         namespace = scenario.generator.executor.netns
         netns(namespace, "nft", "add table netdev nsbdrop")
@@ -90,8 +91,46 @@ def test_a_drop_on_the_generators_veth_is_the_link_to_blame(tmp_path):
     assert result.lost_packets > 0
     _adds_up(result, paths)
     worst = paths.worst()
-    assert (worst.hop, worst.kind) == ("link tg:xe0 -> sut:xe0", "link")
+    assert (worst.hop, worst.kind) == ("tg:xe0 tx", "refused")
     assert worst.frames == pytest.approx(result.lost_packets, abs=2)
+    assert not any(loss.kind == "link" for b in paths.budgets for loss in b.losses)
+
+
+def test_frames_over_the_mtu_of_the_generators_own_port_are_blamed_on_it(tmp_path):
+    """TRex's veth xe1 given an MTU below the trial's frames after TRex started: the
+    frames it sends that way never leave its port (the kernel refuses them), and the
+    loss budget says so at that port; those coming back to it are dropped by the veth
+    of the SUT that sends them (the other end's MTU), once, not again at TRex's."""
+    with lab(tmp_path, generator="trex", link="veth", forward_mode="io") as (scenario, counter):
+        namespace = scenario.generator.executor.netns
+        netns(namespace, "ip", "link", "set", "dev", "xe1", "mtu", "1000")
+        try:
+            result, paths = measured(scenario, counter, Trial(1518, 2_000, 1.0, latency=False))
+        finally:
+            netns(namespace, "ip", "link", "set", "dev", "xe1", "mtu", "1500")
+    assert result.lost_packets > 0
+    _adds_up(result, paths)
+    by_path = {b.path: b for b in paths.budgets}
+    refused = by_path["tg:xe1 -> tg:xe0"]
+    assert {(loss.hop, loss.kind) for loss in refused.losses} == {("tg:xe1 tx", "refused")}
+    assert refused.unaccounted == 0 and refused.lost == refused.sent
+    back = by_path["tg:xe0 -> tg:xe1"]
+    assert {(loss.hop, loss.kind) for loss in back.losses} == {("sut:xe1 tx", "tx_dropped")}
+    assert back.unaccounted == 0 and back.lost == back.sent
+
+
+def test_trafgen_s_latency_probe_is_counted_where_it_leaves_and_arrives(tmp_path):
+    """trafgen sends the trial's frames and its latency probe sends its own by the same
+    ports: every hop's count, kernel and testpmd alike, carries both, and the budget
+    adds up with nothing unaccounted."""
+    with lab(tmp_path, generator="trafgen", link="veth", forward_mode="io") as \
+            (scenario, counter):
+        result, paths = measured(scenario, counter, Trial(64, 2_000, 1.0))
+    assert result.extra["probe_packets"] > 0
+    _adds_up(result, paths)
+    for budget in paths.budgets:
+        assert budget.unaccounted == 0, budget
+    assert sum(b.sent for b in paths.budgets) == result.tx_packets
 
 
 def stalled(vnf, after_s: float, for_s: float) -> threading.Timer:

@@ -6,6 +6,7 @@ from nsb.loss_budget import budget
 from nsb.nodes.node import Endpoint
 from nsb.paths import pairs_forwarding, walk
 from nsb.port_counts import PortCount, difference
+from nsb.trial_paths import merged
 
 TG0, TG1 = Endpoint("tg", "xe0"), Endpoint("tg", "xe1")
 SUT0, SUT1 = Endpoint("sut", "xe0"), Endpoint("sut", "xe1")
@@ -71,6 +72,44 @@ def test_the_generator_s_own_receive_drops_are_its_own():
                      PortCount(rx=999_000, drops={"generator_rx": 1_000}))
     (loss,) = budget(walk(TG0, LINKS, forward), counts).losses
     assert (loss.hop, loss.kind, loss.frames) == ("tg:xe1 rx", "generator_rx", 1_000)
+
+
+def test_frames_the_generator_s_own_kernel_port_refused_are_blamed_there():
+    """TRex counted 1,000,000 sent on its veth; the kernel sent 990,000 (10,000 over
+    the port's MTU never reached its driver) and its driver dropped 2,000 the other
+    end did not take: neither is the link's loss."""
+    own = PortCount(rx=0, tx=1_000_000)
+    kernel = PortCount(rx=0, tx=988_000, drops={"rx_dropped": 0, "tx_dropped": 2_000})
+    counts = {TG0: merged(kernel, own, refused="refused"), SUT0: PortCount(rx=988_000),
+              SUT1: PortCount(tx=988_000), TG1: PortCount(rx=988_000)}
+    result = budget(walk(TG0, LINKS, forward), counts, {"sut": "testpmd0"})
+    assert result.sent == 1_000_000 and result.lost == 12_000
+    assert {(loss.hop, loss.kind): loss.frames for loss in result.losses} == {
+        ("tg:xe0 tx", "refused"): 10_000, ("tg:xe0 tx", "tx_dropped"): 2_000}
+    assert result.unaccounted == 0
+    assert "never sent by its own kernel port" in result.worst().words
+
+
+def test_a_frame_a_veth_peer_refused_is_lost_once_not_at_both_ends():
+    """A veth counts a frame over its peer's MTU as the sender's tx drop and again as
+    the receiver's rx drop: the budget lays it at the sender's tx, once."""
+    counts = _counts(PortCount(rx=1_000_000), PortCount(tx=990_000, drops={"tx_dropped": 10_000}),
+                     PortCount(rx=990_000, drops={"rx_dropped": 10_000}))
+    result = budget(walk(TG0, LINKS, forward), counts, {"sut": "testpmd0"})
+    assert {(loss.hop, loss.kind): loss.frames for loss in result.losses} == {
+        ("sut:xe1 tx", "tx_dropped"): 10_000}
+    assert result.unaccounted == 0
+
+
+def test_a_generator_port_without_kernel_counters_keeps_its_own_counts():
+    own = PortCount(rx=5, tx=1_000, drops={"generator_rx": 1})
+    assert merged(None, own, refused="refused") == own
+
+
+def test_the_generator_s_kernel_port_tells_a_receive_ring_overflow_from_the_wire():
+    own = PortCount(rx=900, tx=0, drops={"generator_rx": 0})
+    kernel = PortCount(rx=1000, tx=0, drops={"rx_dropped": 0, "tx_dropped": 0})
+    assert merged(kernel, own, refused="refused").rx_drops() == {"rx_dropped": 100}
 
 
 def test_cumulative_counters_are_differenced():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nsb.trial import Trial
-from nsb.vnfs.trafgen_streams import Stream, pairs, port_counts, rates
+from nsb.vnfs.trafgen_streams import Stream, pairs, port_counts, rates, with_probe
 
 BOTH_WAYS = [Stream("xe0", "xe1", 0), Stream("xe1", "xe0", 0),
              Stream("xe2", "xe3", 1), Stream("xe3", "xe2", 1)]
@@ -29,3 +29,18 @@ def test_each_port_counts_what_it_sent_and_got_and_how_long_it_sent():
                      "xe1": {"tx_packets": 0, "rx_packets": 99},
                      "xe2": {"tx_packets": 40, "rx_packets": 0, "tx_seconds": 2.5},
                      "xe3": {"tx_packets": 0, "rx_packets": 40}}
+
+
+def test_the_latency_probe_s_frames_count_at_the_ports_they_leave_and_arrive_by():
+    """The probe sends beside trafgen by the same ports: the loss budget sees its
+    frames on the wire, so the ports' counts carry them too."""
+    one_way = [Stream("xe0", "xe1", 0)]
+    ports = port_counts(one_way, [4_064], {"xe1": 4_000})
+    probe = [{"tx_if": "xe0", "rx_if": "xe1", "sent": 4_972, "received": 4_970,
+              "duplicates": 1},
+             {"tx_if": "xe2", "rx_if": "xe3", "sent": 10, "received": 10}]
+    assert with_probe(ports, probe) == {
+        "xe0": {"tx_packets": 9_036, "rx_packets": 0},
+        "xe1": {"tx_packets": 0, "rx_packets": 8_971},
+        "xe2": {"tx_packets": 10, "rx_packets": 0},
+        "xe3": {"tx_packets": 0, "rx_packets": 10}}
