@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import NSB, ROOT, requires_root
 from tests.functional import k8s_cluster
+from tests.functional.answers import check_consistent
 from tests.functional.lab import results_of, start
 from tests.functional.trex_lab import env_with_trex, requires_trex
 from tests.task_edits import edited
@@ -71,16 +72,21 @@ def _counts_match_telemetry(doc) -> None:
     assert last["port0_opackets"] == received[0]
 
 
-def test_trex_to_a_testpmd_cnf_over_memif_is_dut_limited(cluster, results_conf, tmp_path):
+def test_trex_to_a_testpmd_cnf_over_memif_answers_by_what_its_trials_show(cluster, results_conf,
+                                                                           tmp_path):
+    """The CNF throttled by its CPU limit either loses frames (limited by the DUT) or
+    holds TRex back over memif without loss (limited by the generator, saying the two
+    cannot be told apart there): which one, this machine's load decides; that the
+    answer agrees with its trials and every count with testpmd's, it does not."""
     requires_trex()
     proc = start(results_conf, {"duration_s": 2, "packet_sizes": [64]}, task=SAMPLE,
                  env=env_with_trex())
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
     _, doc = results_of(tmp_path / "results")
+    check_consistent(doc, speed_gbps=10)
     (result,) = doc["results"]
-    assert result["limited_by"] == "dut", result
-    assert result["throughput_pps"] > 0 and result["loss_pct"] <= 0.01
+    assert result["limited_by"] in ("dut", "generator"), result
     _counts_match_telemetry(doc)
     facts = doc["platform"]["cnf"]["kubernetes"]
     assert facts["pod"] == "cnf-k8s" and facts["kubernetes_version"] == "v1.34.4"

@@ -22,9 +22,9 @@ from nsb.trial import Trial
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.trex import server as trex_server
 from tests.conftest import SAMPLE, requires_root
+from tests.functional.answers import check_consistent
 from tests.functional.lab import leftovers, results_of, start
 from tests.functional.test_faults import _events, _wait_for
-from tests.functional.test_sample_rfc2544 import check_consistent
 from tests.functional.trex_lab import (
     TREX_PATH,
     env_with_trex,
@@ -346,17 +346,18 @@ def test_trex_on_a_pod_node_over_ssh(results_conf, tmp_path):
 
 def test_pvp_through_ovs_dpdk_with_trex_on_vhost_user(results_conf, tmp_path):
     """TRex's virtio_user ports into OVS-DPDK, testpmd behind it: the switch and the VNF
-    (sharing a core) set the limit, and every frame TRex counted crossed OVS-DPDK."""
+    (sharing a core) set the limit, by losing frames or by holding TRex back over
+    vhost-user (which this machine's load decides), and every frame TRex counted
+    crossed OVS-DPDK; the answer agrees with its trials."""
     pvp = SAMPLE.parent / "vswitch" / "tc_ovs_dpdk_pvp_trex.yaml"
     proc = start(results_conf, {"duration_s": 1}, task=pvp, env=env_with_trex())
     _, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
     task_id, doc = results_of(tmp_path / "results")
+    check_consistent(doc, speed_gbps=10)
     (result,) = doc["results"]
-    assert result["limited_by"] == "dut", result
+    assert result["limited_by"] in ("dut", "generator"), result
     assert result["throughput_pps"] > 0
-    assert any(t["verdict"] == "fail" and t["tx_packets"] > t["rx_packets"]
-               for t in doc["trials"])
     ovs = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"]
     received = sum(t["rx_packets"] for t in doc["trials"])
     # every frame TRex got back crossed the bridge twice (to the VNF and back out)

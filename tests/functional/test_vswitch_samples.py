@@ -12,8 +12,8 @@ import subprocess
 import pytest
 
 from tests.conftest import NSB, ROOT, requires_root
+from tests.functional.answers import check_consistent
 from tests.functional.lab import leftovers, results_of
-from tests.functional.test_sample_rfc2544 import check_consistent
 
 SAMPLES = ROOT / "samples" / "vswitch"
 SPEED_GBPS = 0.1  # a line rate the 2-core lab can resolve; precision is % of it
