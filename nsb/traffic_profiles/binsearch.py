@@ -125,7 +125,7 @@ class BinSearchProfile(TrafficProfile):
             extra = {}
             if o["verification_trials"] and best is not None:
                 best, best_pct, extra = self._verify(measurer, frame, best, best_pct)
-            best = measurer.answer(frame, best, limited_by)  # generator: its fastest loss-free
+            best, reason = measurer.answer(frame, best, limited_by)  # generator: its fastest
             if pinned:
                 limited_by = LimitedBy.DUT
             if o["search_latency"] or best is None or measurer.should_stop():
@@ -138,6 +138,7 @@ class BinSearchProfile(TrafficProfile):
                 warnings += unconfirmed
                 break
             failed_confirmations += 1
+            measurer.overruled(frame, done.result.trial.rate_pps)
             sent[FAIL] = min(sent[FAIL], self._pct(done.result.tx_rate_pps, frame, measurer))
             if failed_confirmations > o["max_confirmations"]:  # the answer is what it did
                 warnings.append(latency_trials.lossy_confirmation(
@@ -149,16 +150,22 @@ class BinSearchProfile(TrafficProfile):
             lower = max(passed, default=o["lower_bound"])
             rate = (lower + upper) / 2.0
         if o["latency_at"] and best is not None:
-            swept = latency_trials.sweep(measurer, frame, best.tx_rate_pps, o["latency_at"],
-                                         float(o["duration"]), o.get("flows"), self.speed_gbps,
-                                         o["no_load_pps"])
-            extra["latency_at_ndr_pct"] = swept.points
-            warnings += swept.warnings
+            warnings += self._latency_at(measurer, frame, best, extra)
         if failed_confirmations:
             extra["failed_confirmations"] = failed_confirmations
         measurer.result_ready(frame, best, self.speed_gbps, limited_by,
                               measurer.trial_count - trials_before, self.spec.type, extra=extra,
-                              warnings=tuple(warnings))
+                              warnings=tuple(warnings),  # the answer chosen stands
+                              reason=reason if limited_by == LimitedBy.GENERATOR else "")
+
+    def _latency_at(self, measurer: Measurer, frame: Frame, best, extra: dict) -> tuple:
+        """Latency at fractions of the answer into ``extra``; the sweep's warnings."""
+        o = self.options
+        swept = latency_trials.sweep(measurer, frame, best.tx_rate_pps, o["latency_at"],
+                                     float(o["duration"]), o.get("flows"), self.speed_gbps,
+                                     o["no_load_pps"])
+        extra["latency_at_ndr_pct"] = swept.points
+        return swept.warnings
 
     def _pct(self, pps: float, frame: Frame, measurer: Measurer) -> float:
         return units.pps_to_pct(pps, frame, self.speed_gbps, measurer.ports)

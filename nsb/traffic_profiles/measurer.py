@@ -156,8 +156,9 @@ class Measurer:
         self.hooks = hooks if hooks is not None else TrialHooks()
         self.should_stop = should_stop
         self.trial_count = 0  # trials run so far: the next trial's index
-        # per frame size, the fastest loss-free trial the generator could not run at full rate
-        self._best_short: dict[Frame, TrialResult] = {}
+        # per frame size, the rate (asked) at and above which a loss overruled what the
+        # generator sent short without loss (a lossy confirmation below them)
+        self._short_cap: dict[Frame, float] = {}
         # per frame size, every judged trial (result, verdict): the evidence of its answer
         self._judged: dict[Frame, list[tuple[TrialResult, Verdict]]] = {}
         # per trial (by its result), its index and where its frames went
@@ -172,7 +173,7 @@ class Measurer:
     def start_iteration(self, iteration: int, should_stop: Callable[[], bool]) -> None:
         """The runner's next iteration: the same trial indices, a fresh search."""
         self.iteration, self.should_stop = iteration, should_stop
-        self._best_short.clear()
+        self._short_cap.clear()
         self._judged.clear()
         self._paths.clear()
         self._indices.clear()
@@ -255,17 +256,25 @@ class Measurer:
         return result, None
 
     def _record(self, result: TrialResult, verdict: Verdict) -> None:
-        frame = result.trial.frame_size
-        self._judged.setdefault(frame, []).append((result, verdict))
-        # a short generator's trial is an answer only if nothing was lost (frames its own
-        # receive path dropped cannot be vouched for) and, with chains, if every chain
-        # got as much as the others: its total is then their even split's
-        if verdict == GENERATOR_LIMITED and not (result.rx_missed_packets
-                                                 and result.lost_packets > 0) \
-                and chains.even(result.chains, self.generator_tolerance):
-            known = self._best_short.get(frame)
-            if known is None or result.tx_rate_pps > known.tx_rate_pps:
-                self._best_short[frame] = result
+        self._judged.setdefault(result.trial.frame_size, []).append((result, verdict))
+
+    def _best_short(self, frame: Frame) -> TrialResult | None:
+        """The fastest trial the generator sent short that may answer: a short trial is
+        an answer only if nothing was lost (frames its own receive path dropped cannot
+        be vouched for), with chains if every chain got as much as the others (its
+        total is then their even split's), and if it was asked below where a loss
+        overruled the search (``overruled``)."""
+        cap = self._short_cap.get(frame, float("inf"))
+        shorts = [r for r, v in self._judged.get(frame, []) if v == GENERATOR_LIMITED
+                  and r.trial.rate_pps < cap and not (r.rx_missed_packets and r.lost_packets > 0)
+                  and chains.even(r.chains, self.generator_tolerance)]
+        return max(shorts, key=lambda r: r.tx_rate_pps, default=None)
+
+    def overruled(self, frame: Frame, rate_pps: float) -> None:
+        """A trial asked at ``rate_pps`` lost frames after the search had passed there (a
+        lossy confirmation): what the generator sent short when asked that much or more
+        no longer answers."""
+        self._short_cap[frame] = min(self._short_cap.get(frame, float("inf")), rate_pps)
 
     def sample(self, index: int, generator_kpis: dict | None = None) -> None:
         """KPIs without a trial (a profile that only watches): the generator's
@@ -313,7 +322,7 @@ class Measurer:
             tx_packets=best.tx_packets if best else 0, rx_packets=best.rx_packets if best else 0,
             extra={**extra, **self.hooks.result_kpis(frame_size, pps)},
             limited_reason=reason, warnings=tuple(warnings)))
-        self._best_short.pop(frame_size, None)
+        self._short_cap.pop(frame_size, None)
 
     def _index_of(self, result: TrialResult, judged: list) -> int | None:
         """The index of the trial ``result`` is (or whose counts it carries)."""
@@ -359,17 +368,18 @@ class Measurer:
                 "frames": worst.frames, "words": worst.words}
 
     def answer(self, frame_size: Frame, best: TrialResult | None,
-               limited_by: LimitedBy) -> TrialResult | None:
-        """The trial ``result_ready`` will report for ``frame_size`` given the search's
-        ``best`` (for a profile that measures something more at the answer's rate)."""
-        return self._generator_limited_answer(frame_size, best, limited_by)[0]
+               limited_by: LimitedBy) -> tuple[TrialResult | None, str]:
+        """The trial ``result_ready`` would report for ``frame_size`` given the search's
+        ``best``, and why (for a profile that measures something more at the answer's
+        rate and then reports that trial with this reason: it stands)."""
+        return self._generator_limited_answer(frame_size, best, limited_by)
 
     def _generator_limited_answer(self, frame_size: Frame, best: TrialResult | None,
                                   limited_by: LimitedBy) -> tuple[TrialResult | None, str]:
         """When the generator set the limit, the answer is the highest loss-free rate
         measured: a loss-free trial proves the DUT forwards what was really sent,
         even if that was less than asked."""
-        short = self._best_short.get(frame_size)
+        short = self._best_short(frame_size)
         if limited_by != LimitedBy.GENERATOR:
             return best, ""
         if short is None or (best is not None and best.tx_rate_pps >= short.tx_rate_pps):

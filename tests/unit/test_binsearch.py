@@ -287,6 +287,41 @@ def test_a_confirmation_never_sent_at_the_answer_s_rate_leaves_it_unconfirmed():
     assert result.throughput_pps == pytest.approx(confirmations[-1].result.trial.rate_pps)
 
 
+class LagsAboveAndLosesOnce(LossyWithLatency):
+    """A generator that sends 92 % of any rate asked above ``steady_pps`` (short,
+    generator-limited: the faster it is asked, the faster it sends, as TRex lagging on
+    a busy core); the first trial with latency streams loses frames."""
+
+    def __init__(self, capacity_pps, steady_pps):
+        super().__init__(capacity_pps, lossy_above=0.0, times=1)
+        self.steady_pps = steady_pps
+
+    def run_trial(self, trial):
+        from dataclasses import replace
+
+        if trial.rate_pps <= self.steady_pps:
+            return super().run_trial(trial)
+        result = super().run_trial(replace(trial, rate_pps=trial.rate_pps * 0.92))
+        return replace(result, trial=trial, generator_limited=True,
+                       intended_packets=round(trial.rate_pps * trial.duration_s))
+
+
+def test_a_lossy_confirmation_overrules_what_the_generator_sent_short_above_it():
+    """The fastest loss-free trial was one the generator sent short (asked 100 %, sent
+    92 %); its confirmation lost frames: the answer is then below the rate that
+    confirmation was asked, never a short trial asked at or above it."""
+    line = units.line_rate_pps(64, 1, ports=2)
+    tg = LagsAboveAndLosesOnce(0.95 * line, steady_pps=0.2 * line)
+    trials, (result,) = run(tg, profile(test_precision=1, search_latency=False))
+    confirmations = [t for t in trials if t.reason.startswith("confirmation with latency")]
+    assert confirmations[0].verdict == "fail"
+    lossy_asked = confirmations[0].result.trial.rate_pps
+    assert lossy_asked == pytest.approx(0.92 * line)  # the first answer: a short trial's pace
+    backing = next(t for t in trials if t.trial_index == result.extra["evidence"]["trial_index"])
+    assert backing.result.trial.rate_pps < lossy_asked
+    assert result.throughput_pps < confirmations[0].result.tx_rate_pps
+
+
 def test_latency_at_zero_is_no_load_and_a_lossy_latency_trial_is_a_warning():
     line = units.line_rate_pps(64, 1, ports=2)
     prof = profile(test_precision=1, latency_at=[0, 90, 99])
