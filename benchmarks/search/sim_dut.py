@@ -16,6 +16,13 @@ Models (C = capacity in pps):
   L1  livelock with M3's noise.
   P1  dual-rate policer: a 50 ms burst allowance above C, nothing above 1.02 C.
   V1  very noisy as users meet it: 0.5% jitter, a stall per ~60 s, 5% spike chance.
+  B1  rare large loss bursts: a 100 ms stall per ~1000 s of traffic, nothing else.
+
+Families whose parameters each seed draws anew (uniformly, from its own stream),
+so that what is shown on them is not tuned to one DUT:
+  NX  noisy: jitter 0-0.5%, a stall (5-50 ms) per 60-1000 s, spike chance 0-5%.
+  BX  bursty: a stall of 20-300 ms per 200-3000 s of traffic.
+  LX  livelocked (0.1-1.0 of the overload lost again) with NX's noise.
 """
 
 from __future__ import annotations
@@ -40,7 +47,20 @@ MODELS = {
     "L1": {"livelock": 0.5, "jitter": 0.002, "stall_every_s": 300.0, "spike_chance": 0.02},
     "P1": {"buffer_s": 0.050, "peak": 1.02},
     "V1": {"jitter": 0.005, "stall_every_s": 60.0, "spike_chance": 0.05},
+    "B1": {"stall_every_s": 1000.0, "stall_s": 0.100},
+    "NX": {"jitter": (0.0, 0.005), "stall_every_s": (60.0, 1000.0), "stall_s": (0.005, 0.050),
+           "spike_chance": (0.0, 0.05)},
+    "BX": {"stall_every_s": (200.0, 3000.0), "stall_s": (0.020, 0.300)},
+    "LX": {"livelock": (0.1, 1.0), "jitter": (0.0, 0.005), "stall_every_s": (60.0, 1000.0),
+           "stall_s": (0.005, 0.050), "spike_chance": (0.0, 0.05)},
 }
+
+
+def drawn(model: str, seed: int) -> dict:
+    """A model's parameters for one seed: a (low, high) range is drawn uniformly."""
+    rng = random.Random(f"sim-dut-model:{model}:{seed}")
+    return {k: rng.uniform(*v) if isinstance(v, tuple) else v
+            for k, v in sorted(MODELS[model].items())}
 
 
 def true_ndr(model: str, capacity_pps: float) -> float:
@@ -52,7 +72,7 @@ class SimulatedDut(TrafficGen):
     """A DUT model behind a perfect generator; counts trials and trial-seconds."""
 
     def __init__(self, model: str, capacity_pps: float, seed: int):
-        self.model = MODELS[model]
+        self.model = drawn(model, seed)
         self.capacity_pps = capacity_pps
         self.seed = seed
         self.trials = 0
@@ -105,7 +125,7 @@ class SimulatedDut(TrafficGen):
             lost += 16 * events
         if "stall_every_s" in m:
             stalls = _poisson(rng, trial.duration_s / m["stall_every_s"])
-            lost += round(stalls * 0.010 * trial.rate_pps)
+            lost += round(stalls * m.get("stall_s", 0.010) * trial.rate_pps)
         if rng.random() < m.get("spike_chance", 0.0):
             lost += round(0.01 * offered)
         lost = min(offered, lost)

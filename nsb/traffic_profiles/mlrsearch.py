@@ -11,24 +11,28 @@ profile still answers: full-length trials from the highest rate any trial
 passed, each failure a width lower (or lower still, to what it forwarded),
 for at most ``fallback_final_trials``. Such a result says ``answered_by:
 nsb fallback proof``.
+
+MLRsearch takes one full-length trial that lost frames as an upper bound for
+good (with the duration sum equal to the final trial duration one trial decides
+a load, whatever the exceed ratio), so one stall or loss burst far below the
+capacity caps its answer there (``mlr_reopen``). Each answer is therefore checked: short
+trials ``check_above_pct`` above it; if one meets the goal, MLRsearch searches
+again from the answer up (``max_reopens`` times), and the result says so
+(``checks_above``, ``reopened``, a warning naming the lossy trials below it).
 """
 
 from __future__ import annotations
+
+import time
 
 from nsb import units
 from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common, latency_trials
-from nsb.traffic_profiles.base import TrafficProfile, step_below
-from nsb.traffic_profiles.measurer import (
-    GENERATOR_LIMITED,
-    PASS,
-    Measurer,
-    SearchPoint,
-    SearchStopped,
-    loss_judge,
-)
-from nsb.trial import Trial, TrialResult
+from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.measurer import Measurer, SearchStopped
+from nsb.traffic_profiles.mlr_reopen import Bounds, Checked, search_with_checks
+from nsb.traffic_profiles.mlr_trials import MlrTrials
 
 GOAL_SCHEMA = {
     "type": "object",
@@ -78,6 +82,18 @@ class MlrSearchProfile(TrafficProfile):
             "latency_duration": {"description": "seconds of a latency trial (default: the NDR "
                                                 "goal's final trial duration)",
                                  "type": "number", "exclusiveMinimum": 0},
+            "check_above_pct": {"description": "after MLRsearch answers, a trial of the goal's "
+                                               "initial duration this far above the answer (no "
+                                               "lower than its upper bound); if it meets the "
+                                               "goal, MLRsearch searches again from the answer "
+                                               "up (0: no check)",
+                                "type": "number", "minimum": 0, "default": 5.0},
+            "check_trials": {"description": "check trials per answer: the first that meets the "
+                                            "goal re-opens the search",
+                             "type": "integer", "minimum": 1, "default": 2},
+            "max_reopens": {"description": "times the search may be re-opened above an answer "
+                                           "whose check passed",
+                            "type": "integer", "minimum": 0, "default": 2},
             "fallback_final_trials": {"description": "when MLRsearch finds no lower bound: "
                                                      "full-length trials from the highest rate any"
                                                      " trial passed",
@@ -133,140 +149,95 @@ class MlrSearchProfile(TrafficProfile):
         return min(typical, self.options["search_duration_max"])
 
     def _search(self, measurer: Measurer, frame: Frame, frames_after: int = 0) -> None:
-        from MLRsearch import Config, MultipleLossRatioSearch
-
-        ports = measurer.ports
-        speed = self.speed_gbps
         goals = self.goals()
         search_goals = [self._search_goal(g) for g in goals]
+        speed, ports = self.speed_gbps, measurer.ports
+        min_load = units.pct_to_pps(self.options["lower_bound"], frame, speed, ports)
+        max_load = units.pct_to_pps(self.options["upper_bound"], frame, speed, ports)
+        trials = MlrTrials(self, measurer, frame, goals[0]["loss_ratio"] * 100.0, frames_after)
+        deadline = time.monotonic() + self.options["search_duration_max"]
+        runs: list[float] = []
+
+        def run(lowest: float) -> list[Bounds] | None:
+            runs.append(lowest)
+            if len(runs) == 1:
+                return self._library(trials, search_goals, lowest, max_load,
+                                     self.options["search_duration_max"],
+                                     self.options["warmup_duration"] or None)
+            left = deadline - time.monotonic()
+            if left <= 0 or lowest >= max_load:
+                return None
+            try:  # a re-opened search: the DUT is warm, the time left is what it may take
+                return self._library(trials, search_goals, lowest, max_load, left, None)
+            except RuntimeError as exc:
+                if "takes too long" not in str(exc):
+                    raise
+                return None  # out of search_duration_max: the answers so far stand
+
+        def check(index: int, rate: float) -> bool:
+            return trials.check(rate, goals[index], self.options["check_trials"])
+
+        answers = search_with_checks(run, check, min_load, max_load,
+                                     self.options["check_above_pct"] / 100.0,
+                                     self.options["max_reopens"])
+        for goal, answer in zip(goals, answers, strict=True):
+            self._result(measurer, frame, trials, goal, answer, (min_load, max_load),
+                         goal is goals[0])
+
+    @staticmethod
+    def _library(trials: MlrTrials, search_goals: list, min_load: float, max_load: float,
+                 seconds: float, warmup: float | None) -> list[Bounds]:
+        """One run of the MLRsearch library from ``min_load`` up: each goal's bounds."""
+        from MLRsearch import Config, MultipleLossRatioSearch
+
         config = Config()
         config.goals = search_goals
-        config.min_load = units.pct_to_pps(self.options["lower_bound"], frame, speed, ports)
-        config.max_load = units.pct_to_pps(self.options["upper_bound"], frame, speed, ports)
-        config.warmup_duration = self.options["warmup_duration"] or None
-        config.search_duration_max = self.options["search_duration_max"]
-        trials = _MlrMeasurer(self, measurer, frame, goals[0]["loss_ratio"] * 100.0,
-                              frames_after)
+        config.min_load, config.max_load = min_load, max_load
+        config.warmup_duration = warmup
+        config.search_duration_max = seconds
         found = MultipleLossRatioSearch(config=config).search(measurer=trials,
                                                               debug=lambda _msg: None)
-        for goal, search_goal in zip(goals, search_goals, strict=True):
-            result = found[search_goal]
-            lower = result.relevant_lower_bound
-            upper = result.relevant_upper_bound
-            lower_pps = float(lower) if lower is not None else 0.0
-            best = trials.longest_at(lower_pps, goal["loss_ratio"]) if lower else None
-            answered_by = "MLRsearch"
-            if best is None:
-                best = trials.fallback_proof(goal, config.min_load, config.max_load,
-                                               self.options["fallback_final_trials"])
-                if best is not None:
-                    lower_pps, answered_by = best.trial.rate_pps, "nsb fallback proof"
-            conditional = result.conditional_throughput
-            limited_by = LimitedBy.UPPER_BOUND if upper is None else (
-                LimitedBy.GENERATOR if trials.generator_limited_above(lower_pps)
-                else LimitedBy.DUT)
-            extra = {
-                "goal": goal["name"], "goal_loss_ratio": goal["loss_ratio"],
-                "answered_by": answered_by,
-                "lower_bound_pps": lower_pps,
-                "upper_bound_pps": float(upper) if upper is not None else None,
-                "conditional_throughput_pps": float(conditional) if conditional else None,
-                "final_trial_duration_s": goal["final_trial_duration"],
-                "backed_by_full_trial": bool(best and best.trial.duration_s
-                                             >= goal["final_trial_duration"]),
-            }
-            warnings = trials.lossy_at(lower_pps, goal) if best is not None else []
-            if goal is goals[0] and self.options["latency_at"] and best is not None:
-                swept = latency_trials.sweep(
-                    measurer, frame, best.tx_rate_pps, self.options["latency_at"],
-                    float(self.options.get("latency_duration") or goal["final_trial_duration"]),
-                    self.options.get("flows"), speed, self.options["no_load_pps"])
-                extra["latency_at_ndr_pct"] = swept.points
-                warnings += swept.warnings
-            measurer.result_ready(frame, best, speed, limited_by, len(trials.results),
-                                  self.spec.type, extra=extra, warnings=tuple(warnings))
 
+        def pps(value) -> float | None:
+            return float(value) if value is not None else None
 
-class _MlrMeasurer:
-    """MLRsearch's measurer interface over nsb's: the trials of one search."""
+        return [Bounds(pps(found[g].relevant_lower_bound), pps(found[g].relevant_upper_bound),
+                       pps(found[g].conditional_throughput)) for g in search_goals]
 
-    def __init__(self, profile: MlrSearchProfile, measurer: Measurer, frame: Frame,
-                 tolerated_loss_pct: float, frames_after: int = 0):
-        self.profile = profile
-        self.frames_after = frames_after
-        self.measurer = measurer
-        self.frame = frame
-        self.judge = loss_judge(tolerated_loss_pct)
-        self.results: list[TrialResult] = []
-        self.verdicts: list[str] = []
-
-    def measure(self, intended_duration: float, intended_load: float):
-        from MLRsearch import MeasurementResult
-
-        self.measurer.check_stop()
-        speed, ports = self.profile.speed_gbps, self.measurer.ports
-        trial = Trial(frame_size=self.frame, rate_pps=float(intended_load),
-                      duration_s=float(intended_duration),
-                      flows=self.profile.options.get("flows"))
-        pct = units.pps_to_pct(trial.rate_pps, self.frame, speed, ports)
-        typical = self.profile.typical_search_s()
-        spent = sum(r.trial.duration_s for r in self.results)
-        left = max(typical - spent, trial.duration_s) + self.frames_after * typical
-        done = self.measurer.measure(trial, SearchPoint(pct, 0.0, 100.0, seconds_left=left),
-                                     self.judge)
-        result = done.result
-        self.results.append(result)
-        self.verdicts.append(done.verdict)
-        asked = result.intended_packets or round(trial.rate_pps * trial.duration_s)
-        return MeasurementResult(intended_duration=trial.duration_s,
-                                 intended_load=trial.rate_pps,
-                                 offered_count=result.tx_packets,
-                                 loss_count=max(0, result.lost_packets),
-                                 intended_count=max(int(asked), 1),
-                                 duration_with_overheads=result.elapsed_s)
-
-    def fallback_proof(self, goal: dict, min_load: float, max_load: float,
-                       budget: int) -> TrialResult | None:
-        """Full-length trials from the highest rate that passed any trial down, a
-        width (or to what a failed trial forwarded) per failure."""
-        width, duration = goal["relative_width"], goal["final_trial_duration"]
-        passed = [r.trial.rate_pps for r in self.results
-                  if r.loss_pct <= goal["loss_ratio"] * 100.0]
-        candidate = max(passed, default=max_load * (1 - width))
-        for _ in range(budget):
-            if candidate < min_load:
-                return None
-            self.measure(duration, candidate)
-            result = self.results[-1]
-            if result.loss_pct <= goal["loss_ratio"] * 100.0 and \
-                    not result.generator_limited:
-                return result
-            candidate = step_below(candidate, result.rx_rate_pps, width)
-        return None
-
-    def lossy_at(self, load_pps: float, goal: dict) -> list[str]:
-        """The answer's rate had trials that lost more than the goal's loss ratio (its
-        exceed ratio tolerates some): said, never hidden behind the answer's loss."""
-        at_rate = [r for r in self.results
-                   if abs(r.trial.rate_pps - load_pps) <= 1e-6 * max(1.0, load_pps)]
-        lossy = [r for r in at_rate if r.loss_pct > goal["loss_ratio"] * 100.0]
-        if not lossy:
-            return []
-        worst = max(lossy, key=lambda r: r.loss_pct)
-        return [f"{len(lossy)} of the {len(at_rate)} trials at the answer's rate "
-                f"({load_pps:,.0f} pps) lost more than the goal's loss ratio "
-                f"{goal['loss_ratio']:g} (the worst {worst.loss_pct:.4g}% in "
-                f"{worst.trial.duration_s:g} s); MLRsearch's exceed ratio "
-                f"{goal['exceed_ratio']:g} accepts that"]
-
-    def longest_at(self, load_pps: float, loss_ratio: float) -> TrialResult | None:
-        """The longest trial at ``load_pps`` that met the loss ratio (backs the answer)."""
-        matching = [r for r in self.results
-                    if abs(r.trial.rate_pps - load_pps) <= 1e-6 * max(1.0, load_pps)
-                    and r.loss_pct <= loss_ratio * 100.0]
-        return max(matching, key=lambda r: r.trial.duration_s, default=None)
-
-    def generator_limited_above(self, load_pps: float) -> bool:
-        above = [v for r, v in zip(self.results, self.verdicts, strict=True)
-                 if r.trial.rate_pps > load_pps and v != PASS]
-        return bool(above) and all(v == GENERATOR_LIMITED for v in above)
+    def _result(self, measurer: Measurer, frame: Frame, trials: MlrTrials, goal: dict,
+                answer: Checked, loads: tuple[float, float], first: bool) -> None:
+        """One goal's result: the answer, the trial that backs it, its warnings."""
+        lower, upper = answer.bounds.lower_pps, answer.bounds.upper_pps
+        lower_pps = lower or 0.0
+        best = trials.longest_at(lower_pps, goal["loss_ratio"]) if lower else None
+        answered_by = "MLRsearch"
+        if best is None:
+            best = trials.fallback_proof(goal, *loads, self.options["fallback_final_trials"])
+            if best is not None:
+                lower_pps, answered_by = best.trial.rate_pps, "nsb fallback proof"
+        limited_by = LimitedBy.UPPER_BOUND if upper is None else (
+            LimitedBy.GENERATOR if trials.generator_limited_above(lower_pps)
+            else LimitedBy.DUT)
+        conditional = answer.bounds.conditional_pps
+        extra = {
+            "goal": goal["name"], "goal_loss_ratio": goal["loss_ratio"],
+            "answered_by": answered_by,
+            "lower_bound_pps": lower_pps, "upper_bound_pps": upper,
+            "conditional_throughput_pps": conditional,
+            "final_trial_duration_s": goal["final_trial_duration"],
+            "backed_by_full_trial": bool(best and best.trial.duration_s
+                                         >= goal["final_trial_duration"]),
+            "checks_above": [{"rate_pps": r, "passed": ok} for r, ok in answer.checks],
+            "reopened": answer.reopened,
+        }
+        warnings = trials.lossy_at(lower_pps, goal) if best is not None else []
+        warnings += trials.reopen_warnings(answer, goal, lower_pps)
+        if first and self.options["latency_at"] and best is not None:
+            swept = latency_trials.sweep(
+                measurer, frame, best.tx_rate_pps, self.options["latency_at"],
+                float(self.options.get("latency_duration") or goal["final_trial_duration"]),
+                self.options.get("flows"), self.speed_gbps, self.options["no_load_pps"])
+            extra["latency_at_ndr_pct"] = swept.points
+            warnings += swept.warnings
+        measurer.result_ready(frame, best, self.speed_gbps, limited_by, len(trials.results),
+                              self.spec.type, extra=extra, warnings=tuple(warnings))
