@@ -119,6 +119,7 @@ bench: deps trex-runtime venv
 	$(BIN)/python benchmarks/bench_prox_control.py
 	$(BIN)/python benchmarks/bench_hostile_input.py
 	$(BIN)/python benchmarks/bench_compare.py --pairs 200
+	$(BIN)/python benchmarks/bench_trend.py
 	$(BIN)/python benchmarks/search/run_search_benchmark.py --seeds 200
 
 # the README's accuracy table: reported rates and counts against the DUT's own counters,

@@ -10,7 +10,10 @@ warnings) are not the DUT's speed: they are left out, and said to be.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,25 +55,46 @@ class Trend:
 
 def history(results_dir: Path, until: str | None = None) -> dict[tuple, list[Point]]:
     """Every test's points in time order (task ids sort by start time), up to and
-    including task ``until`` when given; runs that did not finish are skipped."""
+    including task ``until`` when given; runs that did not finish are skipped. A run's
+    results.json is read again only when it changed (nsb.report.trend_cache)."""
+    from nsb.report.trend_cache import RunIndex
+
+    index = RunIndex(results_dir)
+    names = _run_names(results_dir)
     tests: dict[tuple, list[Point]] = {}
-    for path in sorted(Path(results_dir).glob(f"*/{RESULTS_FILE}")):
-        task_id = path.parent.name
+    for task_id in names:
         if until is not None and task_id > until:
             break
-        try:
-            doc = json.loads(input_file.read_text(path, str(path), limit=256 << 20))
-        except Exception:  # noqa: BLE001  (a damaged run is no point of any trend)
-            continue
-        task = doc.get("task") or {}
-        if task.get("status") != "ok":
-            continue
-        stem = test_name(Path(str(task.get("file") or "task")).stem,
-                         task_args_tag(task["args"]) if task.get("args") else "")
-        for result in doc.get("results") or []:
-            for key, point in _points(stem, task_id, result):
-                tests.setdefault(key, []).append(point)
+        path = os.path.join(results_dir, task_id, RESULTS_FILE)
+        for answer in index.answers(task_id, path, _answers) or []:
+            key, point = tuple(answer[:5]), Point(task_id, *answer[5:8], tuple(answer[8]))
+            tests.setdefault(key, []).append(point)
+    index.save(set(names))
     return tests
+
+
+def _run_names(results_dir: Path) -> list[str]:
+    """The folders of the results directory, in name (so time) order; a run is one
+    with a results.json in it."""
+    try:
+        with os.scandir(results_dir) as entries:
+            return sorted(entry.name for entry in entries if entry.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _answers(task_id: str, path: str) -> list[list]:
+    """A finished run's answers as the cache keeps them: each its test's key, then its
+    value, why it is left out, its time and its trials."""
+    doc = json.loads(input_file.read_text(Path(path), path, limit=256 << 20))
+    task = doc.get("task") or {}
+    if task.get("status") != "ok":
+        return []
+    stem = test_name(Path(str(task.get("file") or "task")).stem,
+                     task_args_tag(task["args"]) if task.get("args") else "")
+    return [[*key, point.value, point.left_out, point.time_s, list(point.samples)]
+            for result in doc.get("results") or []
+            for key, point in _points(stem, task_id, result)]
 
 
 def test_name(test_case: str, args_tag: str) -> str:
@@ -97,12 +121,15 @@ def _points(stem: str, task_id: str, result: dict):
         yield (*key, share["chain"]), Point(task_id, float(share["throughput_pps"]), why, when)
 
 
-def classify(test: tuple, points: list[Point]) -> Trend:
+def classify(test: tuple, points: list[Point], store=None) -> Trend:
     """jumpavg's groups over the points that count; the newest run's class is its
     group's: a group that began below (above) the one before is a regression
-    (progression)."""
-    import jumpavg
+    (progression). ``store`` (nsb.report.trend_cache.GroupStore) keeps what was
+    counted, for the next time."""
+    from nsb.report.trend_cache import GroupStore
 
+    points = [p if p.left_out or _finite(p) else dataclasses.replace(p, left_out="no number")
+              for p in points]
     trend = Trend(test, points)
     counted = [p for p in points if not p.left_out]
     if len(counted) < 2:
@@ -110,14 +137,14 @@ def classify(test: tuple, points: list[Point]) -> Trend:
         return trend
     # a run with trials is their sequence (CSIT's MRR trending): jumpavg then weighs a
     # step against the runs' own spread, not only against the spread of their means
-    groups = jumpavg.classify([list(p.samples) if p.samples else p.value for p in counted])
-    start = 0
-    for group in groups:
-        members = counted[start:start + len(group.run_list)]
-        start += len(group.run_list)
-        trend.groups.append({"first": members[0].task_id, "last": members[-1].task_id,
-                             "runs": len(members), "avg": group.stats.avg,
-                             "stdev": group.stats.stdev, "comment": group.comment})
+    found = (store or GroupStore(None)).groups(
+        test, [p.task_id for p in counted],
+        [list(p.samples) if p.samples else p.value for p in counted])
+    for group in found:
+        trend.groups.append({"first": counted[group.first].task_id,
+                             "last": counted[group.last].task_id,
+                             "runs": group.last - group.first + 1, "avg": group.avg,
+                             "stdev": group.stdev, "comment": group.comment})
     last = trend.groups[-1]
     trend.newest = last["comment"] if counted[-1] is points[-1] else \
         f"left out ({points[-1].left_out})"
@@ -125,6 +152,11 @@ def classify(test: tuple, points: list[Point]) -> Trend:
         before = trend.groups[-2]["avg"]
         trend.change_pct = 100.0 * (last["avg"] - before) / before if before else None
     return trend
+
+
+def _finite(point: Point) -> bool:
+    """A value jumpavg can group (a damaged file may hold NaN or infinity)."""
+    return all(map(math.isfinite, (point.value, *point.samples)))
 
 
 def grouped(trend: Trend):
@@ -136,12 +168,16 @@ def grouped(trend: Trend):
 
 
 def trends(results_dir: Path, until: str | None = None) -> list[Trend]:
-    return of_history(history(results_dir, until))
+    """The trends of the results directory's history, extending what it keeps."""
+    from nsb.report.trend_cache import GroupStore
+
+    return of_history(history(results_dir, until), GroupStore(results_dir))
 
 
-def of_history(tests: dict[tuple, list[Point]]) -> list[Trend]:
+def of_history(tests: dict[tuple, list[Point]], store=None) -> list[Trend]:
     """Each test's trend, in the order of their names."""
-    return [classify(test, points) for test, points in sorted(tests.items(), key=_order)]
+    return [classify(test, points, store)
+            for test, points in sorted(tests.items(), key=_order)]
 
 
 def _order(item) -> tuple:

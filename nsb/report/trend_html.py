@@ -25,21 +25,39 @@ def figure(trend: Trend):
                                  y=[p.value for p in trend.left_out], mode="markers",
                                  name="left out", marker={"color": "#bdc3c7"},
                                  text=[p.left_out for p in trend.left_out]))
-    ids = [p.task_id for p in counted]
-    for group in trend.groups:
-        span = ids[ids.index(group["first"]):ids.index(group["last"]) + 1]
-        fig.add_trace(go.Scatter(x=span, y=[group["avg"]] * len(span), mode="lines",
-                                 name=f"group avg {group['avg']:,.0f}", showlegend=False,
-                                 line={"color": "#7f8c8d", "dash": "dash"}))
-        if group["comment"] in MARKS:
-            color, symbol = MARKS[group["comment"]]
-            fig.add_trace(go.Scatter(
-                x=[group["first"]], y=[group["avg"]], mode="markers+text", name=group["comment"],
-                text=[group["comment"]], textposition="top center",
-                marker={"color": color, "symbol": symbol, "size": 14}))
+    _draw_groups(fig, trend, [p.task_id for p in counted])
     fig.update_layout(template="plotly_white", height=320, title=trend.name,
-                      yaxis_title="throughput (pps)", xaxis={"type": "category"})
+                      yaxis_title="throughput (pps)",
+                      xaxis={"type": "category", "categoryorder": "category ascending"})
     return fig
+
+
+def _draw_groups(fig, trend: Trend, ids: list[str]) -> None:
+    """Each group's average over its runs (one line, broken between groups) and a mark
+    where each regression or progression began: a few traces however many groups."""
+    import plotly.graph_objects as go
+
+    xs, ys, text = [], [], []
+    marks: dict[str, tuple[list, list]] = {comment: ([], []) for comment in MARKS}
+    start = 0
+    for group in trend.groups:
+        span = ids[start:start + group["runs"]]
+        start += group["runs"]
+        xs += [*span, span[-1]]
+        ys += [group["avg"]] * len(span) + [None]
+        text += [f"group avg {group['avg']:,.0f}"] * len(span) + [""]
+        if group["comment"] in MARKS:
+            marks[group["comment"]][0].append(group["first"])
+            marks[group["comment"]][1].append(group["avg"])
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="group average", text=text,
+                             hoverinfo="x+text", line={"color": "#7f8c8d", "dash": "dash"}))
+    for comment, (x, y) in marks.items():
+        if x:
+            color, symbol = MARKS[comment]
+            fig.add_trace(go.Scatter(
+                x=x, y=y, mode="markers+text", name=comment, text=[comment] * len(x),
+                textposition="top center",
+                marker={"color": color, "symbol": symbol, "size": 14}))
 
 
 def render(found: list[Trend]) -> str:

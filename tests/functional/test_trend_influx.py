@@ -110,7 +110,7 @@ def test_the_influxdb_history_trends_as_the_results_directory_and_marks_the_step
             'tc_testpmd_chains {"chains":2,"packet_sizes":[64]} chains mrr 64')
         # the aggregate's runs are their trials in both (chains' shares are bare numbers)
         assert all(len(p["trials_pps"]) == 3 for p in from_influx[0]["points"])
-        task_ids = sorted(p.name for p in results.iterdir())
+        task_ids = sorted(p.parent.name for p in results.glob("*/results.json"))
         for found in from_influx:  # the aggregate and each chain
             assert found["newest"] == "regression"
             assert [g["first"] for g in found["groups"]] == [task_ids[0], task_ids[STEP_AT]]
