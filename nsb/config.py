@@ -6,7 +6,9 @@ etc/nsb/nsb.conf.sample (``tox -e genconfig``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import os
 
 from oslo_config import cfg
@@ -16,6 +18,12 @@ from nsb.errors import NsbError
 from nsb.task import input_file
 
 DEFAULT_CONFIG_FILE = "/etc/nsb/nsb.conf"
+
+OUTPUTS_OPT = cfg.ListOpt(
+    "outputs", default=[], deprecated_opts=[cfg.DeprecatedOpt("dispatcher", group="DEFAULT")],
+    help="Outputs every task gets besides those it names, e.g. file,influxdb (Yardstick's "
+         "'dispatcher' reads as this); each takes its settings from its own section "
+         "([influxdb]). A task that names an output of the same type keeps its own.")
 
 DEFAULT_OPTS = [
     cfg.StrOpt("results_dir", default="/var/lib/nsb/results",
@@ -28,6 +36,7 @@ DEFAULT_OPTS = [
     cfg.FloatOpt("nfvi_interval", default=1.0, min=0.0,
                  help="Seconds between NFVi KPI samples (CPU, RSS, context switches of the "
                       "VNF processes, per-core utilisation) while traffic runs; 0 disables."),
+    OUTPUTS_OPT,
 ]
 
 
@@ -56,9 +65,36 @@ def _output_opts() -> tuple[tuple[str, list[cfg.Opt]], ...]:
 
 
 def output_defaults(conf: cfg.ConfigOpts) -> dict[str, dict]:
-    """Per output type, the values of its nsb.conf section (what ``RunInfo`` carries)."""
-    return {group: {opt.dest: getattr(conf[group], opt.dest) for opt in opts}
+    """Per output type, the options its nsb.conf section sets (what ``RunInfo``
+    carries): one left out is not there, so the output's own default never hides it."""
+    return {group: {opt.dest: getattr(conf[group], opt.dest) for opt in opts
+                    if is_set(conf, opt.dest, group)}
             for group, opts in _output_opts()}
+
+
+def is_set(conf: cfg.ConfigOpts, name: str, group: str | None = None) -> bool:
+    """Whether a file (or oslo's environment) sets the option, under any of its names."""
+    location = conf.get_location(name, group).location
+    return location not in (cfg.Locations.opt_default, cfg.Locations.set_default)
+
+
+def _names(opt: cfg.Opt, group: str) -> list[tuple[str, str]]:
+    """(group, key) of every spelling a file may use: nsb's, then Yardstick's."""
+    return [(group, opt.dest)] + [(old.group or group, old.name or opt.dest)
+                                  for old in opt.deprecated_opts]
+
+
+@contextlib.contextmanager
+def _quiet_spellings():
+    """oslo warns that Yardstick's names are "deprecated": they are accepted as they
+    are, the sample and the docs list them, so the warning is noise on every run."""
+    oslo_log = logging.getLogger("oslo_config.cfg")
+    level = oslo_log.level
+    oslo_log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        oslo_log.setLevel(level)
 
 
 def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:
@@ -75,33 +111,54 @@ def load(config_files: list[str] | None = None) -> cfg.ConfigOpts:
     for path in files:
         input_file.read_text(path)  # a regular UTF-8 file of sane size, or one line why not
         check_known_options(path)
-    try:
-        conf(args=[], project="nsb", default_config_files=files, default_config_dirs=[])
-    except (cfg.Error, ValueError) as exc:
-        raise NsbError(f"bad configuration: {exc}") from None
-    for group, opts in list_opts():  # oslo checks values on access: check them all now
-        section = conf if group == "DEFAULT" else conf[group]
-        for opt in opts:
-            try:
-                getattr(section, opt.dest)
-            except (cfg.Error, ValueError) as exc:
-                raise NsbError(_bad_value(files, group, opt, exc)) from None
+    with _quiet_spellings():
+        try:
+            conf(args=[], project="nsb", default_config_files=files, default_config_dirs=[])
+        except (cfg.Error, ValueError) as exc:
+            raise NsbError(f"bad configuration: {exc}") from None
+        for group, opts in list_opts():  # oslo checks values on access: check them all now
+            section = conf if group == "DEFAULT" else conf[group]
+            for opt in opts:
+                try:
+                    getattr(section, opt.dest)
+                except (cfg.Error, ValueError) as exc:
+                    raise NsbError(_bad_value(files, group, opt, exc)) from None
+    check_outputs(conf, files)
     return conf
+
+
+def check_outputs(conf: cfg.ConfigOpts, files: list[str]) -> None:
+    """Every name in ``outputs`` must be an installed output: a misspelt one would
+    silently send nothing."""
+    from nsb import plugins
+
+    installed = plugins.available("nsb.outputs")
+    for name in conf.outputs:
+        if name not in installed:
+            path, group, key = _where_set(files, "DEFAULT", OUTPUTS_OPT)
+            raise NsbError(f"bad configuration: {path}[{group}] {key}: unknown output "
+                           f"'{name}'; outputs: {', '.join(installed)}")
+
+
+def _where_set(files: list[str], group: str, opt: cfg.Opt) -> tuple[str, str, str]:
+    """(``path: `` of the last file that sets the option, the section and key it uses
+    there), or ("", nsb's section and name) when no file can be found."""
+    for path in reversed(files):  # the last file that sets it is the one oslo used
+        sections: dict = {}
+        cfg.ConfigParser(path, sections).parse()
+        for section, key in _names(opt, group):
+            if key in sections.get(section, {}):
+                return f"{path}: ", section, key
+    return "", group, opt.dest
 
 
 def _bad_value(files: list[str], group: str, opt: cfg.Opt, exc: Exception) -> str:
     """``nsb.conf: [DEFAULT] vnf_start_timeout: ...`` instead of oslo's LocationInfo(...)."""
-    where = ""
-    for path in reversed(files):  # the last file that sets it is the one oslo used
-        sections: dict = {}
-        cfg.ConfigParser(path, sections).parse()
-        if opt.dest in sections.get(group, {}):
-            where = f"{path}: "
-            break
+    where, group, key = _where_set(files, group, opt)
     reason = str(exc)
     if "is not valid:" in reason:
         reason = "not valid:" + reason.split("is not valid:", 1)[1]
-    return f"bad configuration: {where}[{group}] {opt.dest}: {redact.text(reason.strip())}"
+    return f"bad configuration: {where}[{group}] {key}: {redact.text(reason.strip())}"
 
 
 def check_known_options(path: str) -> None:
@@ -114,7 +171,11 @@ def check_known_options(path: str) -> None:
         raise NsbError(f"bad configuration: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise NsbError(f"bad configuration: {path}: cannot read it ({exc})") from None
-    known = {group: {opt.dest for opt in opts} for group, opts in list_opts()}
+    known: dict[str, set[str]] = {}
+    for group, opts in list_opts():
+        for opt in opts:
+            for section, key in _names(opt, group):
+                known.setdefault(section, set()).add(key)
     for group, keys in sections.items():
         if group not in known:
             raise NsbError(f"bad configuration: {path}: unknown section [{group}]; "

@@ -35,7 +35,9 @@ from nsb.run_nodes import bind_nics, preflight, sign_in, sign_off
 from nsb.runinfo import RunInfo
 from nsb.runners.base import Runner
 from nsb.scenario_hooks import ScenarioHooks, vnf_death
+from nsb.task.documents import Where
 from nsb.task.model import PluginSpec, ScenarioSpec, Task, VnfSpec
+from nsb.task.yaml_lines import LocatedDocument
 from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer
 from nsb.vnfs import memif_servers, pool_cores
@@ -62,11 +64,18 @@ class Plan:
     context: Context
     scenarios: list[ScenarioPlan]
     outputs: list[Output] = field(default_factory=list)
+    # per output, who gave it: "task", or "nsb.conf" (its ``outputs`` option)
+    output_sources: tuple[str, ...] = ()
 
     def summary(self) -> tuple[ScenarioSummary, ...]:
         """Per scenario its generator and profile, for outputs that tag with them."""
         return tuple(ScenarioSummary(s.spec.name, s.generator.name, s.profile.spec.type)
                      for s in self.scenarios)
+
+    def _sources(self) -> list[str]:
+        """Who gave each output; one added to the plan by hand is the task's."""
+        given = list(self.output_sources)
+        return given + ["task"] * (len(self.outputs) - len(given))
 
     def describe(self) -> dict:
         """The resolved plan, as ``--dry-run`` prints it and results record it."""
@@ -85,8 +94,15 @@ class Plan:
                 **({"sweep": dict(s.spec.sweep)} if s.spec.sweep else {}),
             } for s in self.scenarios],
             **({"sweep": [dict(p) for p in self.task.sweep]} if self.task.sweep else {}),
-            "outputs": [o.describe() for o in self.outputs],
+            "outputs": [_output_shown(o, source) for o, source in zip(
+                self.outputs, self._sources(), strict=True)],
         }
+
+
+def _output_shown(output: Output, source: str) -> dict:
+    """An output as the dry-run shows it: its type, who gave it, its settings."""
+    described = output.describe()
+    return {"type": described.pop("type", output.spec.type), "from": source, **described}
 
 
 def _chain_shown(chain, vnfs: list[Vnf]) -> dict:
@@ -135,8 +151,21 @@ def plan(task: Task, run: RunInfo) -> Plan:
         if hasattr(profile, "check_chains"):  # a profile made for chains (isolation)
             profile.check_chains(chains, scenario.profile.options_where)
         scenarios.append(ScenarioPlan(scenario, vnfs, generator, profile, runner, chains))
-    outputs = [_instance("nsb.outputs", spec, run)[1] for spec in task.outputs]
-    return Plan(task, run, context, scenarios, outputs)
+    outputs = [(spec, "task") for spec in task.outputs]
+    outputs += [(spec, "nsb.conf") for spec in conf_outputs(task, run)]
+    return Plan(task, run, context, scenarios,
+                [_instance("nsb.outputs", spec, run)[1] for spec, _ in outputs],
+                tuple(source for _, source in outputs))
+
+
+def conf_outputs(task: Task, run: RunInfo) -> list[PluginSpec]:
+    """The outputs nsb.conf gives every task (``outputs``, Yardstick's ``dispatcher``)
+    whose type the task does not name: a task's own output keeps its options, and
+    none is there twice. Their settings come from their nsb.conf sections."""
+    named = {spec.type for spec in task.outputs}
+    where = Where(LocatedDocument({}, "nsb.conf"), ("outputs",))
+    return [PluginSpec(type=name, options={}, where=where)
+            for name in dict.fromkeys(run.conf_outputs) if name not in named]
 
 
 def _with_generator(scenario: ScenarioSpec) -> ScenarioSpec:

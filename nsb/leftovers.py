@@ -76,6 +76,20 @@ class Removed:
         return ", ".join(parts)
 
 
+_UNUSABLE: set[Path] = set()  # registries already warned about in this process
+
+
+def _unusable(exc: OSError) -> None:
+    """One warning per registry that cannot be read or written (another user's HOME,
+    as ``sudo -u`` keeps it; a read-only /run): the run goes on without its net."""
+    if STATE_DIR in _UNUSABLE:
+        return
+    _UNUSABLE.add(STATE_DIR)
+    LOG.warning("cannot use the run registry %s (%s; set NSB_STATE_DIR to a directory of "
+                "yours): if nsb is killed, the next run cannot clean up after this one",
+                STATE_DIR, exc.strerror or exc)
+
+
 def _ledger(task_id: str, size: str) -> Path:
     return STATE_DIR / (f"{task_id}.hugepages" if size == "2M" else f"{task_id}.hugepages-{size}")
 
@@ -93,8 +107,7 @@ def note_hugepages(task_id: str, pages: int, size: str = "2M") -> None:
         else:
             path.unlink(missing_ok=True)
     except OSError as exc:
-        LOG.warning("cannot note the hugepages of task %s in %s: %s", task_id, STATE_DIR,
-                    exc.strerror)
+        _unusable(exc)
 
 
 def _pages_noted(path: Path) -> int:
@@ -102,6 +115,19 @@ def _pages_noted(path: Path) -> int:
         return int(path.read_text().strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def in_registry(task_id: str) -> bool:
+    """Whether the registry holds ``task_id`` (a run alive or killed): a fresh task id
+    is never one of them. A registry that cannot be read holds none (a warning)."""
+    try:
+        os.stat(STATE_DIR / f"{task_id}.json")
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        _unusable(exc)
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -112,8 +138,7 @@ def registered(task_id: str, results_dir: Path, task_file: str) -> Iterator[None
         path = STATE_DIR / f"{task_id}.json"
         handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:  # not root, read-only /run: the run goes on without a net
-        LOG.warning("cannot register the run in %s (%s): if nsb is killed, the next run "
-                    "cannot clean up after it", STATE_DIR, exc.strerror)
+        _unusable(exc)
         yield
         return
     try:
@@ -136,8 +161,10 @@ def run_alive(task_id: str) -> bool:
     path = STATE_DIR / f"{task_id}.json"
     try:
         handle = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-    except OSError:
+    except FileNotFoundError:
         return False
+    except OSError:  # cannot tell (another user's registry): leave its things alone
+        return True
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -149,12 +176,18 @@ def run_alive(task_id: str) -> bool:
 
 def clean_killed_runs() -> list[Removed]:
     """Remove what runs that are gone left behind; one warning line per run."""
-    if not STATE_DIR.is_dir():
+    try:
+        names = sorted(os.listdir(STATE_DIR))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        _unusable(exc)
         return []
     cleaned = []
-    for path in sorted(STATE_DIR.glob("*.json")):
+    for name in names:
+        path = STATE_DIR / name
         task_id = path.stem
-        if not _TASK_ID.match(task_id):
+        if path.suffix != ".json" or not _TASK_ID.match(task_id):
             continue
         try:
             handle = os.open(path, os.O_RDWR | os.O_CLOEXEC)

@@ -20,8 +20,10 @@ class RunInfo:
     dry_run: bool = False
     vnf_start_timeout_s: float = 30.0
     nfvi_interval_s: float = 1.0
-    # per output type, its defaults from nsb.conf (task options override them)
+    # per output type, the options its nsb.conf section sets (task options override them)
     output_defaults: Mapping[str, Mapping] = field(default_factory=dict)
+    # the outputs nsb.conf gives every task (``[DEFAULT] outputs``) besides the task's own
+    conf_outputs: tuple[str, ...] = ()
     label: str = ""  # the user's name for this run (--label), shown in the run history
 
     def task_relative(self, path: str | Path) -> Path:

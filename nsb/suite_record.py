@@ -72,7 +72,10 @@ def load(results_dir: Path, ref: str) -> SuiteRun:
 def exists(results_dir: Path, ref: str) -> bool:
     """Whether ``ref`` (an id or a unique prefix; a path never is) names a suite run."""
     folder = Path(results_dir) / SUITES
-    if not ref or "/" in ref or ref in (".", "..") or not folder.is_dir():
+    try:
+        if not ref or "/" in ref or ref in (".", "..") or not folder.is_dir():
+            return False
+    except OSError:  # an unreadable results_dir: looking the task up says so
         return False
     return len(list(folder.glob(f"{glob.escape(ref)}*.json"))) == 1
 

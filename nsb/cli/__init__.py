@@ -75,6 +75,15 @@ def main(argv: list[str] | None = None) -> int:
         for mistake in mistakes:
             print(f"nsb: error: {redact.text(mistake)}", file=sys.stderr)
         return exc.exit_code
+    except PermissionError as exc:
+        if exc.filename is None:  # not about a path the user can change: a bug
+            raise
+        # a file or directory of another user, e.g. under root's HOME, which `sudo -u`
+        # keeps: the user can fix it, so one line naming it
+        if args.debug:
+            LOG.exception("error")
+        print(f"nsb: error: {redact.text(str(exc.filename))}: {exc.strerror}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("nsb: interrupted", file=sys.stderr)
         return 130

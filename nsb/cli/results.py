@@ -43,9 +43,13 @@ def cmd_results_push(args) -> int:
     """Send what the influxdb output spooled; a second push sends nothing."""
     from nsb import config
     from nsb.outputs.influxdb import push as results_push
+    from nsb.task import input_file
 
     conf = config.load(args.config_file)
-    results_dir = results_push.task_dir(args.task_id, Path(args.results_dir or conf.results_dir))
+    base = args.results_dir or conf.results_dir
+    if "/" not in args.task_id:  # a task id: looked up there
+        input_file.check_readable_dir(base, "the results directory")
+    results_dir = results_push.task_dir(args.task_id, Path(base))
     settings = results_push.settings_for(
         results_dir, conf, url=args.url, api=args.api, org=args.org, bucket=args.bucket,
         token=args.token, database=args.database, retention_policy=args.retention_policy,

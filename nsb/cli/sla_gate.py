@@ -111,7 +111,7 @@ def _trend_gate(args) -> int:
     from nsb.errors import SlaMissed
     from nsb.report import loading, terminal, trend
 
-    results_dir, where = terminal.results_dir_of(args)
+    results_dir, where = terminal.history_dir(args)  # the trends read all of it
     task_id = loading.resolve(args.task_id, results_dir, where).parent.name
     found = [t for t in trend.trends(Path(results_dir), until=task_id)
              if t.points and t.points[-1].task_id == task_id]

@@ -17,6 +17,7 @@ def cmd_suite_start(args) -> int:
     from nsb.cli.sla_gate import gate_from_args
     from nsb.cli.task_plan import make_plan
     from nsb.runinfo import new_task_id
+    from nsb.task import input_file
     from nsb.task import suite as suite_file
 
     if args.task_args or args.task_args_file or args.sweep:
@@ -34,6 +35,7 @@ def cmd_suite_start(args) -> int:
                   + (f" (skipped: {case.skipped})" if case.skipped else ""))
         return 0
     results_dir = Path(args.results_dir or conf.results_dir)
+    input_file.make_dir(results_dir / suite_record.SUITES)  # its record's, before any case
     run = suite_record.SuiteRun(
         suite_id=new_task_id(lambda c: (results_dir / suite_record.SUITES / f"{c}.json")
                              .exists()), name=suite.name, file=str(suite.file))

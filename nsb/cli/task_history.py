@@ -12,8 +12,8 @@ def cmd_task_list(args) -> int:
     from nsb.report import history, terminal
 
     if args.suite:
-        return _suite_list(Path(terminal.results_dir_of(args)[0]), args.suite)
-    lines = history.runs(Path(terminal.results_dir_of(args)[0]))
+        return _suite_list(terminal.history_dir(args)[0], args.suite)
+    lines = history.runs(terminal.history_dir(args)[0])
     print(history.render_list(lines[:args.limit] if args.limit > 0 else lines), end="")
     return 0
 

@@ -3,6 +3,7 @@ checks and `task start --dry-run` prints, without touching the lab."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -24,18 +25,36 @@ def load_task(args):
 
 def make_plan(args, conf, task, results_dir: Path | None = None, dry_run: bool = False):
     """The engine's plan under a new task id that no run, finished or killed, has used."""
-    from nsb import config, engine, leftovers
+    from nsb import config, engine
     from nsb.runinfo import RunInfo, new_task_id
 
     base = Path(results_dir or conf.results_dir)
-    task_id = new_task_id(lambda candidate: (base / candidate).exists() or (
-        leftovers.STATE_DIR / f"{candidate}.json").exists())  # two runs never share a name
+    task_id = new_task_id(_taken(base, dry_run))
     run = RunInfo(task_id=task_id, task=task, results_dir=base / task_id, dry_run=dry_run,
                   vnf_start_timeout_s=conf.vnf_start_timeout,
                   nfvi_interval_s=conf.nfvi_interval,
                   output_defaults=config.output_defaults(conf),
+                  conf_outputs=tuple(conf.outputs),
                   label=getattr(args, "label", None) or "")
     return engine.plan(task, run)
+
+
+def _taken(base: Path, dry_run: bool):
+    """Two runs never share a name: a fresh id is neither a results directory nor in
+    the run registry. A dry run makes and registers nothing, so any id will do (and
+    neither directory needs to be readable)."""
+    if dry_run:
+        return lambda candidate: False
+    from nsb import leftovers
+
+    def taken(candidate: str) -> bool:
+        try:
+            os.stat(base / candidate)
+        except OSError:  # none; or results_dir is unreadable, which making the run's
+            return leftovers.in_registry(candidate)  # directory says in one line
+        return True
+
+    return taken
 
 
 def plan_yaml(described: dict) -> str:

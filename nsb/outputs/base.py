@@ -16,12 +16,14 @@ class Output(Plugin):
     # that fail are dropped and the run goes on)
     essential: ClassVar[bool] = False
     # oslo.config options this output reads from nsb.conf, in the section named after
-    # its type (``[influxdb]``); the run hands their values over as ``conf_defaults``
+    # its type (``[influxdb]``); the run hands those nsb.conf sets as ``conf_defaults``
     CONF_OPTS: ClassVar[tuple] = ()
 
     @property
     def conf_defaults(self) -> dict:
-        """This output's nsb.conf section (the task's options override it)."""
+        """The options nsb.conf sets in this output's section (the task's options
+        override them; one it leaves out is not here, so the output's own default
+        applies only when neither sets it)."""
         return dict(self.run.output_defaults.get(self.spec.type) or {})
 
     def open(self) -> None:

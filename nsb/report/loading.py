@@ -117,7 +117,9 @@ def resolve(ref: str, results_dir: str | Path, where: str = "") -> Path:
         return candidate / RESULTS_FILE
     if candidate.exists():
         looked.append(str(candidate / RESULTS_FILE))
+    source = f" ({where})" if where else ""
     if "/" not in ref and ref not in ("", ".", ".."):
+        input_file.check_readable_dir(base, f"the results directory{source}")
         exact = base / ref / RESULTS_FILE
         if exact.is_file():
             return exact
@@ -129,7 +131,6 @@ def resolve(ref: str, results_dir: str | Path, where: str = "") -> Path:
             raise TaskError(f"task id '{ref}' is ambiguous in {base}: {', '.join(prefixed)}")
     elif not candidate.exists():
         looked.append(str(candidate))
-    source = f" ({where})" if where else ""
     raise TaskError(f"no results for task '{ref}': looked for {' and '.join(looked)}"
                     f"{source}")
 

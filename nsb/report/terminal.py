@@ -18,6 +18,16 @@ def results_dir_of(args) -> tuple[str, str]:
         ", ".join(files) if files else "the default configuration")
 
 
+def history_dir(args) -> tuple[Path, str]:
+    """:func:`results_dir_of` for a command that reads all of it (the run list,
+    trends), or one line saying why it cannot be read."""
+    from nsb.task import input_file
+
+    results_dir, where = results_dir_of(args)
+    input_file.check_readable_dir(results_dir, f"the results directory ({where})")
+    return Path(results_dir), where
+
+
 def plain_table(title: str, headers: list[str], rows: list[list[str]]):
     """A rich Table of text as it is: brackets in a task arg or a name are not markup."""
     from rich.markup import escape

@@ -63,7 +63,7 @@ def influx_settings(args):
 def cmd_report_trend(args) -> int:
     """Exit 0; the classification is for reading (``task gate --trend`` acts on it)."""
     from nsb.report import trend
-    from nsb.report.terminal import plain_table, print_tables, results_dir_of
+    from nsb.report.terminal import history_dir, plain_table, print_tables
 
     settings = influx_settings(args) if args.influx or args.annotate else None
     if args.influx:
@@ -71,7 +71,7 @@ def cmd_report_trend(args) -> int:
 
         found = trend.of_history(trend_influx.history(settings, args.days))
     else:
-        found = trend.trends(Path(results_dir_of(args)[0]))
+        found = trend.trends(history_dir(args)[0])
     found = [t for t in found if not args.test or args.test in t.name]
     if args.annotate:
         from nsb.report import trend_influx

@@ -99,6 +99,23 @@ def read_bytes(path: Path | str, shown: str | None = None,
     return data
 
 
+def check_readable_dir(path: Path | str, what: str) -> None:
+    """A directory nsb reads (the results history) that is there but cannot be
+    listed or entered, such as another user's (``sudo -u`` keeps HOME): a TaskError
+    naming it and why. One that is not there yet holds nothing: no error."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        reason = _reason(exc) if isinstance(exc, OSError) else "a NUL byte in its name"
+        raise TaskError(f"cannot read {what}: {reason}", _shown(path)) from None
+    effective = os.access in os.supports_effective_ids  # the user nsb runs as
+    if stat.S_ISDIR(info.st_mode) and not os.access(path, os.R_OK | os.X_OK,
+                                                    effective_ids=effective):
+        raise TaskError(f"cannot read {what}: {os.strerror(errno.EACCES)}", _shown(path))
+
+
 def _too_big(size: int, limit: int) -> str:
     return (f"is {size:,} bytes, more than the {_size(limit)} nsb accepts for an input "
             "file")

@@ -44,7 +44,7 @@ def find(root: Path) -> list[Sample]:
             if name.endswith((".yaml", ".yml")) and _is_regular(path):
                 text = _head(path)
                 if _SCHEMA.search(text):
-                    found.append(Sample(path.relative_to(root), describe(text)))
+                    found.append(Sample(path.relative_to(root), describe(text, str(path))))
     return sorted(found, key=lambda s: s.path)
 
 
@@ -63,15 +63,39 @@ def _head(path: Path) -> str:
         return ""
 
 
-def describe(text: str) -> str:
-    """The task's ``description:``, else the first sentence of its first comment."""
+def describe(text: str, file: str = "<sample>") -> str:
+    """The task's ``description:``, else the first sentence of its first comment; on
+    one line, as the template reads with its defaults (``{{ chains | default(2) }}
+    chains`` is "2 chains"); Jinja that cannot be rendered so is left out."""
+    text = _rendered(text, file)
     match = _DESCRIPTION.search(text)
     if match:
-        return match.group(1)
+        return _one_line(match.group(1)) or "(no description)"
     words: list[str] = []
     for line in text.splitlines():
         if not line.startswith("#") or (words and not line.strip("# ")):
             break
-        words += line.strip("# ").split()
+        more = line.strip("# ").split()
+        if words and more and words[-1].endswith("_"):  # a name broken over two lines
+            words[-1] += more.pop(0)
+        words += more
     first = re.split(r"(?<=[a-z0-9)])[.:] ", " ".join(words), maxsplit=1)[0]
-    return first.rstrip(".:") or "(no description)"
+    return _one_line(first.rstrip(".:")) or "(no description)"
+
+
+def _rendered(text: str, file: str) -> str:
+    """The sample as its template's defaults render it (no task args), else as written."""
+    from nsb.errors import TaskError
+    from nsb.task import render
+
+    try:
+        return render.render(text, file, {}, strict=False)
+    except TaskError:
+        return text
+
+
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(_JINJA.sub("", text).split())

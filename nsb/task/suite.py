@@ -7,13 +7,17 @@ and ``test_cases``, each a ``file_name`` with an optional ``constraint`` (``pod`
 INSTALLER_TYPE are among them), ``task_args`` and ``task_args_fnames`` keyed by pod
 (NODE_NAME, else ``default``), the args as a YAML or JSON string. nsb's own form
 (``schema: "nsb:suite:0.1"``) gives each case its ``task_args`` as a mapping, a
-``task_args_file`` and a ``name``, and may say ``stop_on_failure``.
+``task_args_file`` and a ``name``, and may say ``stop_on_failure``. A case without a
+name is named after its file; a file listed more than once runs each time, named
+apart by its task args.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -95,16 +99,61 @@ def load(path: str | Path) -> Suite:
     schema.validate(doc.data, SUITE_SCHEMA, doc)
     data = doc.data
     folder = path.parent / data.get("test_cases_dir", "")
-    cases, names = [], set()
-    for index, raw in enumerate(data["test_cases"]):
-        case = _case(doc, ("test_cases", index), raw, folder, data["schema"])
+    cases = [_case(doc, ("test_cases", index), raw, folder, data["schema"])
+             for index, raw in enumerate(data["test_cases"])]
+    cases = _named_apart(cases, [raw.get("name") is not None for raw in data["test_cases"]])
+    names: set[str] = set()
+    for case in cases:
         if case.name in names:
-            raise doc.error(("test_cases", index), f"two cases named {case.name!r}: give "
-                            "each its own name")
+            raise doc.error(case.where, f"two cases named {case.name!r}: give each its own "
+                            "name")
         names.add(case.name)
-        cases.append(case)
     return Suite(name=data.get("name", path.stem), file=path, cases=tuple(cases),
                  stop_on_failure=data.get("stop_on_failure", False), doc=doc)
+
+
+def _named_apart(cases: list[Case], named: list[bool]) -> list[Case]:
+    """A task file listed more than once runs once per listing, as in Yardstick: the
+    cases named after it are told apart by the task args that differ
+    (``tc_x[duration_s=2]``), and those alike by their place among them (``tc_x#2``).
+    Names the suite gives stay as given."""
+    given = {case.name for case, has in zip(cases, named, strict=True) if has}
+    by_name: dict[str, list[int]] = {}
+    for index, (case, has) in enumerate(zip(cases, named, strict=True)):
+        if not has:
+            by_name.setdefault(case.name, []).append(index)
+    renamed = list(cases)
+    for name, indices in by_name.items():
+        if len(indices) == 1 and name not in given:
+            continue
+        suffixes = _args_apart([cases[i].task_args for i in indices])
+        alike = Counter(suffixes) + Counter([""] if name in given else [])
+        place: Counter = Counter()
+        for index, suffix in zip(indices, suffixes, strict=True):
+            if alike[suffix] > 1:
+                place[suffix] += 1
+                suffix += f"#{place[suffix]}"
+            renamed[index] = replace(cases[index], name=name + suffix)
+    return renamed
+
+
+def _args_apart(args: list[dict]) -> list[str]:
+    """Per case, the task args whose values are not the same in every case, as
+    ``[key=value,...]`` ('' for a case that sets none of them)."""
+    keys = sorted({key for one in args for key in one}, key=str)
+    differing = [key for key in keys
+                 if len({json.dumps(one.get(key), sort_keys=True, default=str)
+                         for one in args}) > 1]
+    suffixes = []
+    for one in args:
+        shown = [f"{key}={_shown(one[key])}" for key in differing if key in one]
+        suffixes.append(f"[{','.join(shown)}]" if shown else "")
+    return suffixes
+
+
+def _shown(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"),
+                                                           sort_keys=True, default=str)
 
 
 def _case(doc: yaml_lines.LocatedDocument, at: tuple, raw: dict, folder: Path,

@@ -557,3 +557,154 @@ def test_cli_results_push_sends_the_spool_once(tmp_path, nsb_main):
         code, printed, err = nsb_main("results", "push", "nosuchtask", "--results-dir",
                                       str(tmp_path / "results"))
         assert code == 2 and len(err.strip().splitlines()) == 1 and "nosuchtask" in err
+
+
+# ----------------------------------------------------------------------------- nsb.conf
+
+def task_with_outputs(tmp_path: Path, outputs: str | None) -> Path:
+    """The lab sample with other outputs (None: no ``outputs`` key, so the default)."""
+    head, tail = SAMPLE.read_text().split("\noutputs:\n")
+    assert tail == "  - type: file\n"
+    path = tmp_path / "tc_conf_outputs.yaml"
+    path.write_text(head + ("\noutputs:\n" + outputs if outputs else "\n"))
+    return path
+
+
+def nsb_conf(directory: Path, tmp_path: Path, text: str) -> str:
+    """An nsb.conf outside tmp_path (whose files are searched for secrets) with the
+    results and logs under tmp_path."""
+    path = directory / "nsb.conf"
+    path.write_text(f"[DEFAULT]\nresults_dir = {tmp_path}/results\n"
+                    f"log_dir = {tmp_path}/logs\n{text}")
+    return str(path)
+
+
+@pytest.fixture
+def simulated_start(monkeypatch, nsb_main):
+    """``nsb --config-file CONF task start TASK``, in-process: the plan is the engine's
+    (outputs from the task and from nsb.conf), with the simulated DUT for its generator
+    and VNF. Returns (results dir, events, results.json)."""
+    from nsb import leftovers
+
+    real_plan, real_execute = engine.plan, engine.execute
+    events: list[Event] = []
+
+    def plan(task, run):
+        planned = real_plan(task, run)
+        planned.scenarios[0].vnfs = [KpiVnf()]
+        planned.scenarios[0].generator = PortedGenerator()
+        planned.context = NullContext(task.context, {}, run)
+        return planned
+
+    monkeypatch.setattr(engine, "plan", plan)
+    monkeypatch.setattr(engine, "execute", lambda p, listeners=(): real_execute(
+        p, [*listeners, events.append]))
+    monkeypatch.setattr(leftovers, "clean_killed_runs", lambda: None)  # not this test's
+
+    def start(conf: str, task: Path):
+        code, _, err = nsb_main("--config-file", conf, "task", "start", str(task),
+                                "--task-args", json.dumps(PLAN_ARGS))
+        assert code == 0, err
+        results_dir = Path(events[0].results_dir)
+        results = json.loads((results_dir / "results.json").read_text())
+        return results_dir, list(events), results
+
+    return start
+
+
+def run_points(events: list[Event], task: Path, tags: dict | None = None) -> list[InfluxPoint]:
+    """What the run's influxdb output wrote: its events through a fresh PointBuilder."""
+    builder = PointBuilder.for_task_file(events[0].task_id, task, tags, PLAN_ARGS)
+    return [point for event in events for point in builder.points(event)]
+
+
+def assert_counts_match_results(stored: list[tuple], results: dict) -> None:
+    """Every trial and result in results.json is a point, and no more."""
+    by_measurement: dict[str, int] = {}
+    for measurement, *_ in stored:
+        by_measurement[measurement] = by_measurement.get(measurement, 0) + 1
+    assert by_measurement["nsb_trial"] == len(results["trials"]) > 0
+    assert by_measurement["nsb_result"] == len(results["results"]) == 2
+    assert by_measurement["nsb_task"] == 2  # started, finished
+
+
+@pytest.mark.parametrize("spelling", ["nsb", "yardstick"])
+def test_nsb_conf_outputs_send_a_task_without_influxdb_to_influxdb16(
+        tmp_path, tmp_path_factory, caplog, simulated_start, spelling):
+    """nsb.conf gives every task the influxdb output (Yardstick's dispatcher and
+    [dispatcher_influxdb] read as nsb's outputs and [influxdb]); the task names none."""
+    caplog.set_level(logging.DEBUG)
+    task = task_with_outputs(tmp_path, None)
+    with influxdb1(tmp_path, admin=(ADMIN, PASSWORD)) as server:
+        text = (f"outputs = influxdb\n[influxdb]\nurl = {server.url}\ndatabase = nsb_conf\n"
+                f"username = {ADMIN}\npassword = {PASSWORD}\n" if spelling == "nsb" else
+                f"dispatcher = influxdb\n[dispatcher_influxdb]\ntimeout = 5\n"
+                f"target = {server.url}\ndb_name = nsb_conf\nusername = {ADMIN}\n"
+                f"password = {PASSWORD}\n")
+        results_dir, events, results = simulated_start(
+            nsb_conf(tmp_path_factory.mktemp("etc"), tmp_path, text), task)
+        stored = stored_influxql(server, "nsb_conf")
+        assert stored == as_influxql(run_points(events, task))
+        assert_counts_match_results(stored, results)
+    outputs = results["plan"]["outputs"]
+    assert [(o["type"], o["from"]) for o in outputs] == [("file", "task"),
+                                                         ("influxdb", "nsb.conf")]
+    assert (outputs[1]["api"], outputs[1]["database"], outputs[1]["password"]) == (
+        "v1", "nsb_conf", "<secret>")
+    assert not (results_dir / "influxdb.spool.lp").exists()
+    assert_no_secrets(tmp_path, caplog, PASSWORD)
+
+
+def test_a_task_influxdb_output_writes_to_the_conf_database_on_influxdb16(
+        tmp_path, tmp_path_factory, caplog, simulated_start):
+    """``{type: influxdb}`` in the task, ``url`` and ``database`` in nsb.conf: the v1
+    API to that database, not the v2 API's default bucket."""
+    caplog.set_level(logging.DEBUG)
+    task = task_with_outputs(tmp_path, "  - type: file\n  - type: influxdb\n")
+    with influxdb1(tmp_path) as server:
+        conf = nsb_conf(tmp_path_factory.mktemp("etc"), tmp_path,
+                        f"[influxdb]\nurl = {server.url}\ndatabase = nsb_conf\n")
+        results_dir, events, results = simulated_start(conf, task)
+        stored = stored_influxql(server, "nsb_conf")
+        assert stored == as_influxql(run_points(events, task))
+        assert_counts_match_results(stored, results)
+    [file_out, influx] = results["plan"]["outputs"]
+    assert (influx["from"], influx["api"], influx["settings_from"]) == (
+        "task", "v1", {"nsb.conf": ["database", "url"]})
+    assert not (results_dir / "influxdb.spool.lp").exists()
+
+
+def test_nsb_conf_v2_settings_reach_victoria_metrics(tmp_path, tmp_path_factory, caplog,
+                                                      simulated_start):
+    """The v2 write API from nsb.conf alone; the task's own file output is not doubled."""
+    caplog.set_level(logging.DEBUG)
+    task = task_with_outputs(tmp_path, None)
+    with victoria_metrics(tmp_path) as server:
+        conf = nsb_conf(tmp_path_factory.mktemp("etc"), tmp_path,
+                        f"outputs = file,influxdb\n[influxdb]\nurl = {server.url}\n"
+                        f"org = lab\nbucket = nsb\ntoken = {TOKEN}\ntags = lab:ci\n")
+        _, events, results = simulated_start(conf, task)
+        want = as_samples(run_points(events, task, {"lab": "ci"}))
+        assert_same_samples(stored_samples(server, len(want)), want)
+    assert [(o["type"], o["from"]) for o in results["plan"]["outputs"]] == [
+        ("file", "task"), ("influxdb", "nsb.conf")]
+    assert results["plan"]["outputs"][1]["api"] == "v2"
+    assert_no_secrets(tmp_path, caplog, TOKEN)
+
+
+def test_a_task_option_overrides_nsb_conf(tmp_path, tmp_path_factory, simulated_start):
+    """nsb.conf points at InfluxDB 1.6 (database); the task's url and bucket point at
+    VictoriaMetrics (v2): every point goes there and none to the conf's database."""
+    with influxdb1(tmp_path) as influx, victoria_metrics(tmp_path) as vm:
+        task = task_with_outputs(
+            tmp_path, f"  - type: file\n  - {{type: influxdb, url: \"{vm.url}\", bucket: nsb}}\n")
+        conf = nsb_conf(tmp_path_factory.mktemp("etc"), tmp_path,
+                        f"outputs = influxdb\n[influxdb]\nurl = {influx.url}\n"
+                        "database = nsb_conf\n")
+        _, events, results = simulated_start(conf, task)
+        want = as_samples(run_points(events, task))
+        assert_same_samples(stored_samples(vm, len(want)), want)
+        [series] = influx.query("SHOW DATABASES")["results"][0].get("series", [{}])
+        assert ["nsb_conf"] not in series.get("values", [])  # never even created
+    [_, influx_out] = results["plan"]["outputs"]
+    assert (influx_out["from"], influx_out["api"], influx_out["url"]) == ("task", "v2", vm.url)

@@ -51,9 +51,9 @@ def _suite(tmp_path, body: str):
 @pytest.mark.parametrize("body, expected", [
     ("  - {file_name: no_such.yaml}\n",
      "suite.yaml:4: test_cases[0].file_name: no task file"),
-    ("  - {file_name: tc_testpmd_netns_rfc2544.yaml}\n"
-     "  - {file_name: tc_testpmd_netns_rfc2544.yaml}\n",
-     "suite.yaml:5: test_cases[1]: two cases named 'tc_testpmd_netns_rfc2544'"),
+    ("  - {file_name: tc_testpmd_netns_rfc2544.yaml, name: a}\n"
+     "  - {file_name: chains/tc_testpmd_chains.yaml, name: a}\n",
+     "suite.yaml:5: test_cases[1]: two cases named 'a'"),
     ("  - {file_name: tc_testpmd_netns_rfc2544.yaml, sla: ['ndr>=5']}\n",
      "suite.yaml:4: test_cases[0].sla[0]: unknown metric 'ndr'"),
     ("  - {file_name: tc_testpmd_netns_rfc2544.yaml}\n"
@@ -72,6 +72,73 @@ def test_a_bad_case_is_one_line_and_nothing_runs(nsb_main, tmp_path, body, expec
     (line,) = err.strip().splitlines()
     assert expected in line, line
     assert not results.exists()  # nothing ran, no suite record
+
+
+YARDSTICK_TWICE = f"""schema: "yardstick:suite:0.1"
+name: twice
+test_cases_dir: "{ROOT / "samples"}"
+test_cases:
+  - file_name: tc_testpmd_netns_rfc2544.yaml
+    task_args: {{default: '{{"duration_s": 1, "packet_sizes": [64]}}'}}
+  - file_name: tc_testpmd_netns_rfc2544.yaml
+    task_args: {{default: '{{"duration_s": 2, "packet_sizes": [64]}}'}}
+  - file_name: chains/tc_testpmd_chains.yaml
+"""
+
+
+def test_a_file_listed_twice_is_two_cases_named_by_the_args_that_differ(tmp_path):
+    path = tmp_path / "suite.yaml"
+    path.write_text(YARDSTICK_TWICE)
+    first, second, other = suite.load(path).cases
+    assert (first.name, second.name) == ("tc_testpmd_netns_rfc2544[duration_s=1]",
+                                         "tc_testpmd_netns_rfc2544[duration_s=2]")
+    assert (first.task_args["duration_s"], second.task_args["duration_s"]) == (1, 2)
+    assert other.name == "tc_testpmd_chains"  # listed once: its file's name
+
+
+def test_cases_alike_are_named_by_their_place_and_a_given_name_stays(tmp_path):
+    body = ("  - {file_name: tc_testpmd_netns_rfc2544.yaml}\n"
+            "  - {file_name: tc_testpmd_netns_rfc2544.yaml, task_args: {duration_s: 2}}\n"
+            "  - {file_name: tc_testpmd_netns_rfc2544.yaml}\n"
+            "  - {file_name: chains/tc_testpmd_chains.yaml, name: tc_testpmd_chains}\n"
+            "  - {file_name: chains/tc_testpmd_chains.yaml}\n")
+    names = [c.name for c in suite.load(_suite(tmp_path, body)).cases]
+    assert names == ["tc_testpmd_netns_rfc2544#1", "tc_testpmd_netns_rfc2544[duration_s=2]",
+                     "tc_testpmd_netns_rfc2544#2", "tc_testpmd_chains",
+                     "tc_testpmd_chains#1"]
+
+
+def test_a_file_listed_twice_runs_twice_with_a_row_and_a_testcase_each(
+        nsb_main, tmp_path, monkeypatch):
+    """The runs are stood in for (each case's plan and args reach run_plan); the
+    suite's record, table and JUnit file are the real ones."""
+    from nsb.cli import task_start
+
+    ran = []
+
+    def run_plan(plan, conf, results):
+        ran.append((plan.run.task_id, plan.run.label))
+        results.append({"scenario": plan.task.scenarios[0].name, "frame_size": 64,
+                        "throughput_pps": 1000.0 * len(ran), "limited_by": "dut"})
+
+    monkeypatch.setattr(task_start, "run_plan", run_plan)
+    path = tmp_path / "suite.yaml"
+    path.write_text(YARDSTICK_TWICE)
+    junit = tmp_path / "suite.xml"
+    code, out, err = nsb_main("task", "start", "--suite", str(path), "--results-dir",
+                              str(tmp_path / "results"), "--junit", str(junit))
+    assert code == 0, err
+    assert len(ran) == 3 and len({task_id for task_id, _ in ran}) == 3
+    (record,) = (tmp_path / "results" / "suites").glob("*.json")
+    run = suite_record.load(tmp_path / "results", record.stem)
+    twice = ["tc_testpmd_netns_rfc2544[duration_s=1]", "tc_testpmd_netns_rfc2544[duration_s=2]"]
+    assert [c.name for c in run.cases] == [*twice, "tc_testpmd_chains"]
+    assert [c.task_id for c in run.cases] == [task_id for task_id, _ in ran]
+    assert ran[1][1] == f"suite {run.suite_id} {twice[1]}"
+    assert [c.answers[0]["throughput_pps"] for c in run.cases] == [1000.0, 2000.0, 3000.0]
+    assert all(name in out for name in twice)  # a row each in the table
+    (tests,) = ET.parse(junit).getroot()
+    assert [t.get("name") for t in tests] == [*twice, "tc_testpmd_chains"]
 
 
 def test_task_args_are_the_cases_own(nsb_main, tmp_path):

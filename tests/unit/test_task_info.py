@@ -137,6 +137,35 @@ def test_the_checkout_samples_are_listed_without_configuration(monkeypatch, nsb_
         assert f"  {task.relative_to(ROOT / 'samples')} " in out
 
 
+def test_every_shipped_sample_has_one_clean_line(monkeypatch, nsb_main):
+    """Descriptions read as the template's defaults render them, never as Jinja."""
+    monkeypatch.delenv(samples.ENV, raising=False)
+    monkeypatch.chdir(ROOT)
+    code, out, _ = nsb_main("task", "samples")
+    shipped = [str(sample.path) for sample in samples.find(ROOT / "samples")]
+    lines = out.splitlines()[1:]
+    assert code == 0 and len(lines) == len(shipped)
+    for line, path in zip(lines, shipped, strict=True):
+        described = line.removeprefix(f"  {path}").strip()
+        assert line.startswith(f"  {path} ") and described, line
+        assert not any(mark in described for mark in ("{{", "}}", "{%", "%}", "{#")), line
+        assert described != "(no description)", line
+    assert "  chains/tc_testpmd_chains.yaml " in out
+    assert "2 service chain(s) of testpmd, RFC 2544" in out
+
+
+def test_a_description_is_rendered_with_the_templates_defaults():
+    text = ('{% set n = n | default(4) %}\nschema: "nsb:task:0.1"\n'
+            'description: "{{ n }} chains{{ \' over memif\' if link == \'memif\' }}, '
+            '{{ size | default(64) }} B"\n')
+    assert samples.describe(text) == "4 chains, 64 B"
+    # what cannot be rendered is left out, never shown as Jinja
+    assert samples.describe("description: {{ 1 // 0 }} chains {% if x %}\n") == "chains"
+    # a comment's file name broken over two lines is one word again
+    assert samples.describe("# NSB's test (tc_ipv4_1rule_\n# 1flow.yaml): more\n") == \
+        "NSB's test (tc_ipv4_1rule_1flow.yaml)"
+
+
 def test_no_samples_directory_is_one_line(monkeypatch, nsb_main, tmp_path):
     monkeypatch.setattr(samples, "directory", lambda: None)
     code, out, err = nsb_main("task", "samples")

@@ -6,8 +6,8 @@ on a background thread (nsb.outputs.influxdb.writer): ``handle`` only turns the
 event into line protocol and queues it. What InfluxDB does not take in time is
 spooled to ``<results_dir>/influxdb.spool.lp`` for ``nsb results push``.
 
-Settings come from nsb.conf ``[influxdb]`` (``CONF_OPTS``), overridden by the
-task's options; the run hands the nsb.conf values over (``Output.conf_defaults``).
+Settings come from what nsb.conf ``[influxdb]`` sets (``CONF_OPTS``), overridden by
+the task's options; the run hands the nsb.conf values over (``Output.conf_defaults``).
 """
 
 from __future__ import annotations
@@ -42,11 +42,15 @@ class InfluxDbOutput(Output):
             if key in options:
                 raise spec.options_where.error(message, key) from None
             raise NsbError(f"nsb.conf [influxdb] {key}: {message}") from None
+        self.settings_from = influx_settings.origins(options, self.conf_defaults)
         self.writer = None
         self._lock = threading.Lock()  # NFVi samples arrive from the sampler's thread
 
     def describe(self) -> dict:
-        return {"type": self.spec.type, **self.settings.public()}
+        """The settings (secrets masked) and which of them the task, the environment
+        and nsb.conf set: a database that was meant to come from nsb.conf shows."""
+        return {"type": self.spec.type, **self.settings.public(),
+                "settings_from": self.settings_from}
 
     def open(self) -> None:
         from nsb import redact
