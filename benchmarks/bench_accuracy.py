@@ -8,7 +8,8 @@ l3fwd, the PROX sample):
 - the rate nsb reports against the rate on the wire: the DUT's receive counters, read
   every 20 ms while the trial runs (testpmd's through its telemetry socket over
   memif, the kernel's of the DUT's veths otherwise), time the first and the last
-  frame that reached it (to +-20 ms);
+  frame that reached it (each extrapolated from the readings around it at the
+  trial's pace, nsb.counter_span: to a few ms);
 - the frames nsb reports against testpmd's counters (exact) and, for TRex, against a
   second STL client on the same server;
 - latency as reported, beside the generator's own floor: TRex port to port without a
@@ -242,7 +243,7 @@ def _port(link: str) -> str:
 
 def table(rows: list[dict], floors: list[dict]) -> str:
     lines = ["| generator, port | trial | asked | reported | on the wire (the DUT's counters, "
-             "+-20 ms) | error | frames: nsb / DUT / 2nd client | latency min/avg/p99/max (us) |",
+             "read every 20 ms) | error | frames: nsb / DUT / 2nd client | latency min/avg/p99/max (us) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         error = 100 * (r["reported_pps"] / r["wire_pps"] - 1)
