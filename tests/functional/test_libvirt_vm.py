@@ -18,7 +18,7 @@ from nsb import leftovers as nsb_leftovers
 from tests.conftest import ROOT, requires_root
 from tests.functional.lab import leftovers, libvirt_domains, results_of, start
 from tests.functional.prox_lab import PROX
-from tests.functional.test_sample_rfc2544 import TOLERATED_LOSS_PCT
+from tests.functional.answers import TOLERATED_LOSS_PCT
 from tests.functional.vm_lab import libvirtd
 
 SAMPLE = ROOT / "samples" / "libvirt" / "tc_testpmd_vm_rfc2544.yaml"
