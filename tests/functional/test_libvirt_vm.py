@@ -16,9 +16,9 @@ import pytest
 
 from nsb import leftovers as nsb_leftovers
 from tests.conftest import ROOT, requires_root
+from tests.functional.answers import TOLERATED_LOSS_PCT
 from tests.functional.lab import leftovers, libvirt_domains, results_of, start
 from tests.functional.prox_lab import PROX
-from tests.functional.answers import TOLERATED_LOSS_PCT
 from tests.functional.vm_lab import libvirtd
 
 SAMPLE = ROOT / "samples" / "libvirt" / "tc_testpmd_vm_rfc2544.yaml"
