@@ -12,7 +12,7 @@ DEMO_ARGS ?= {"duration_s": 2}
 # copy beside the checkout that tests use; empty when none (the demo then uses trafgen)
 TREX_PATH ?= $(firstword $(NSB_TREX_PATH) $(wildcard /opt/nsb_bin/trex/scripts) $(abspath $(wildcard ../shared/tools/trex)))
 
-.PHONY: all deps trex-runtime venv test test-slow unit functional lint demo genconfig bench bench-accuracy guest-image clean k8s k8s-build k8s-down
+.PHONY: all deps trex-runtime venv test test-slow unit functional lint demo genconfig docs bench bench-accuracy guest-image clean k8s k8s-build k8s-down
 
 all: test
 
@@ -34,7 +34,7 @@ trex-runtime: deps
 $(BIN)/nsb: setup.cfg pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
-	$(BIN)/pip install -q -e '.[test,libvirt,kubernetes]'
+	$(BIN)/pip install -q -e '.[test,libvirt,kubernetes,docs]'
 	@touch $@
 
 # Grafana's published dashboard types, turned into a JSON schema by the dashboard tests
@@ -50,7 +50,7 @@ $(GRAFANA_SCHEMA):
 venv: $(BIN)/nsb $(GRAFANA_SCHEMA)
 
 lint: venv
-	$(BIN)/ruff check nsb tests benchmarks
+	$(BIN)/ruff check nsb tests benchmarks tools
 
 # no apt, no npm, no root: only the virtualenv (which needs PyPI once, when it is made)
 unit: $(BIN)/nsb
@@ -64,7 +64,7 @@ functional: deps trex-runtime venv
 # measure no rates (BESIDE_BUILD), and is waited for before the other functional tests:
 # a compiler on the same two cores disturbs the rates they measure. The cluster's tests
 # come last.
-BESIDE_BUILD = $(addprefix tests/functional/,test_ansible.py test_ansible_tools.py \
+BESIDE_BUILD = $(addprefix tests/functional/,test_ansible.py test_ansible_tools.py test_docs_site.py \
 	test_grafana_api.py test_grafana_schema.py test_influxdb_output.py test_trend_influx.py \
 	test_third_party_plugin.py test_ssh_executor.py test_report_browser.py)
 test: deps
@@ -108,6 +108,12 @@ demo: deps trex-runtime venv
 # once into /var/cache/nsb/guest (NSB_GUEST_CACHE); runs also build it when missing
 guest-image: deps venv
 	$(BIN)/python -c 'from nsb.contexts import guest_image; print(guest_image.ensure())'
+
+# the site (mkdocs.yml, docs/): static HTML in build/site, with a search box; a broken
+# link or anchor, or a page left out of the navigation, fails it (strict)
+docs: $(BIN)/nsb
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "site: build/site/index.html"
 
 genconfig: venv
 	$(BIN)/oslo-config-generator --config-file etc/nsb/nsb-config-generator.conf

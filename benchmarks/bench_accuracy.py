@@ -243,7 +243,8 @@ def _port(link: str) -> str:
 
 def table(rows: list[dict], floors: list[dict]) -> str:
     lines = ["| generator, port | trial | asked | reported | on the wire (the DUT's counters, "
-             "read every 20 ms) | error | frames: nsb / DUT / 2nd client | latency min/avg/p99/max (us) |",
+             "read every 20 ms) | error | frames: nsb / DUT / 2nd client | "
+             "latency min/avg/p99/max (us) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         error = 100 * (r["reported_pps"] / r["wire_pps"] - 1)

@@ -328,7 +328,7 @@ def _run_scenario(scenario: ScenarioPlan, plan: Plan, bus: EventBus,
         emit = sweep_tags.tagging(bus.emit, scenario.spec.sweep)
         measurer = Measurer(scenario.generator, run.task_id, name, emit,
                             ScenarioHooks(scenario, plan.context, run, bus, sampler),
-                            service_chains=scenario.chains)
+                            service_chains=scenario.chains, profile=scenario.profile.spec.type)
 
         def body(iteration: int, should_stop: Callable[[], bool]) -> None:
             measurer.start_iteration(iteration, should_stop)

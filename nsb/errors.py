@@ -75,6 +75,14 @@ class RunError(NsbError):
     exit_code = 3
 
 
+class PluginContractError(NsbError):
+    """A plugin handed a seam of nsb's something it does not take (a profile passing a
+    list where a trial belongs): one line naming the plugin, what it passed and what
+    was expected."""
+
+    exit_code = 3
+
+
 class SlaMissed(NsbError):
     """The run finished but its results missed an SLA given with --sla."""
 

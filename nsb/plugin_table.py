@@ -1,5 +1,6 @@
-"""The README's plugin table, made from the installed plugins (`nsb plugin list
---markdown`), so that the table cannot drift from what is installed."""
+"""The site's plugin table (docs/reference/plugin-list.md), made from the installed
+plugins (`nsb plugin list --markdown`), so that the table cannot drift from what is
+installed."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def rows() -> list[tuple[str, str, tuple[str, ...], str]]:
 
 
 def markdown() -> str:
-    """The table, between the markers the README keeps it in."""
+    """The table, between the markers the page keeps it in."""
     lines = [BEGIN, "", "| namespace | plugin | other names | what it is |",
              "|---|---|---|---|"]
     for namespace, name, aliases, summary in rows():

@@ -1,4 +1,5 @@
-"""The code blocks of README.md and docs/*.md, each with how the tests check it.
+"""The code blocks of README.md and the site's pages (docs/), each with how the tests
+check it.
 
 Every fenced block is preceded by a marker line ``<!-- example: KIND NOTE -->``:
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 KINDS = {"run", "dry-run", "usage", "task", "task-fragment", "nsb-conf", "entry-points",
          "output", "not-run", "checked-by"}
 NEEDS_NOTE = {"task-fragment", "output", "not-run", "checked-by"}

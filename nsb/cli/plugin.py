@@ -12,7 +12,7 @@ def register(subparsers) -> None:
     listing.add_argument("namespace", nargs="?",
                          help="e.g. nsb.vnfs or vnfs (default: all namespaces)")
     listing.add_argument("--markdown", action="store_true",
-                         help="all plugins as the README's table (markdown)")
+                         help="all plugins as one markdown table (the site's plugin list)")
     listing.set_defaults(handler=cmd_plugin_list)
     show = actions.add_parser("show", help="a plugin's options: type, default, allowed "
                               "values, description (NSB's names resolve)")

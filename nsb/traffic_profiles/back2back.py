@@ -49,6 +49,9 @@ class BackToBackProfile(TrafficProfile):
 
     NEEDS_BURSTS = True  # the generator must send exact bursts (TrafficGen.SENDS_BURSTS)
 
+    # trials of lengths of its own: no "duration" option
+    BASE_OPTIONS = ("packet_sizes", "imix", "interface_speed_gbps", "flows")
+
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

@@ -62,6 +62,9 @@ BUFFER_Z = 3.0  # a buffer counts only if it is this many times larger than the 
 class FastNdrProfile(TrafficProfile):
     """Fast NDR: short trials find the rate, one full-length zero-loss trial proves it."""
 
+    # trials of lengths of its own: no "duration" option
+    BASE_OPTIONS = ("packet_sizes", "imix", "interface_speed_gbps", "flows")
+
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

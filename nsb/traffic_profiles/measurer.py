@@ -25,15 +25,21 @@ from nsb.events import (
 )
 from nsb.frames import Frame
 from nsb.loss_budget import TrialPaths
+from nsb.traffic_profiles import seam_checks
 from nsb.traffic_profiles.evidence import evidence, failed_above, same_counts
+from nsb.traffic_profiles.judges import (  # noqa: F401  (the seam's names, as before)
+    ZERO_LOSS,
+    Judge,
+    LossJudge,
+    loss_judge,
+    receive_side_loss,
+)
 from nsb.trial import Trial, TrialResult
 from nsb.vnfs.base import TrafficGen
 
 PASS, FAIL, GENERATOR_LIMITED = Verdict.PASS, Verdict.FAIL, Verdict.GENERATOR_LIMITED
 LIMITED_BY = {FAIL: LimitedBy.DUT, GENERATOR_LIMITED: LimitedBy.GENERATOR}  # a failed verdict
 
-# a profile's judgement of one trial: its verdict and the reason, in words
-Judge = Callable[[TrialResult], tuple[Verdict, str]]
 
 
 class SearchStopped(Exception):
@@ -68,53 +74,6 @@ class Measurement:
     reason: str
 
 
-def judge(result: TrialResult, tolerated_loss_pct: float) -> tuple[Verdict, str]:
-    """Verdict and reason: loss above tolerance is a DUT failure even if the
-    generator fell short; a short generator without loss proves nothing; with
-    service chains, every chain must be within the tolerance on its own."""
-    loss = result.loss_pct
-    if loss > tolerated_loss_pct and result.dut_loss_pct <= tolerated_loss_pct:
-        return GENERATOR_LIMITED, receive_side_loss(result, f"loss {loss:.4g}%")
-    failed = chains.over_tolerance(result.chains, tolerated_loss_pct)
-    worst = f"; chain {failed[0].chain} lost {failed[0].loss_pct:.4g}%" if failed else ""
-    if loss > tolerated_loss_pct:
-        return FAIL, f"loss {loss:.4g}% > tolerated {tolerated_loss_pct:g}%{worst}"
-    if failed:
-        return FAIL, (f"chain {failed[0].chain} lost {failed[0].loss_pct:.4g}% > tolerated "
-                      f"{tolerated_loss_pct:g}% (all chains: {loss:.4g}%)")
-    if result.generator_limited:
-        asked = result.trial.rate_pps
-        share = f" (sent {result.tx_rate_pps:,.0f} of {asked:,.0f} pps)" if asked else ""
-        why = f"; {result.generator_note}" if result.generator_note else ""
-        return GENERATOR_LIMITED, f"generator could not send the rate asked{share}{why}"
-    return PASS, f"loss {loss:.4g}% <= tolerated {tolerated_loss_pct:g}%"
-
-
-def receive_side_loss(result: TrialResult, loss: str) -> str:
-    """The reason of a trial whose loss beyond tolerance the generator's own receive path
-    accounts for: lost, but not by the DUT (the judges call it generator-limited)."""
-    return f"{loss}, of which the generator's receive path dropped " \
-        f"{result.rx_missed_packets} frames"
-
-
-@dataclass(frozen=True)
-class LossJudge:
-    """The usual judge: ``judge`` with this tolerance (RFC 2544's is 0), which the
-    measurer also reads to name the chains that failed."""
-
-    tolerated_loss_pct: float
-
-    def __call__(self, result: TrialResult) -> tuple[Verdict, str]:
-        return judge(result, self.tolerated_loss_pct)
-
-
-def loss_judge(tolerated_loss_pct: float) -> Judge:
-    return LossJudge(tolerated_loss_pct)
-
-
-ZERO_LOSS = loss_judge(0.0)
-
-
 class TrialHooks:
     """What the run does around each trial; the defaults do nothing (a profile's
     unit test needs none). The engine samples the NFVi during a trial, the VNFs'
@@ -147,8 +106,9 @@ class Measurer:
     def __init__(self, generator: TrafficGen, task_id: str, scenario: str,
                  emit: Callable[[Event], None], hooks: TrialHooks | None = None, *,
                  should_stop: Callable[[], bool] = lambda: False, iteration: int = 0,
-                 service_chains: tuple[chains.Chain, ...] = ()):
+                 service_chains: tuple[chains.Chain, ...] = (), profile: str = ""):
         self.generator = generator
+        self.profile = profile  # the profile's type: named when it misuses the seam
         self.chains = service_chains  # counted apart in every trial (nsb.chains)
         self._tolerated_pct = 0.0  # the last judge's loss tolerance: which chains failed
         self.task_id, self.scenario, self.iteration = task_id, scenario, iteration
@@ -190,6 +150,7 @@ class Measurer:
         gives where the search stands once the verdict is in (TrialDone's interval),
         for a search that narrows its interval with each trial; ``run`` sends the trial
         another way than ``generator.run_trial`` (a soak reading it per interval)."""
+        seam_checks.trial_asked(self.profile or "?", trial, at, judge, SearchPoint)
         index = self.trial_count
         self.trial_count += 1
         self.emit(TrialStarted(self.task_id, self.scenario, iteration=self.iteration,
@@ -197,6 +158,7 @@ class Measurer:
                                lower_pct=at.lower_pct, upper_pct=at.upper_pct,
                                trials_left=at.trials_left, seconds_left=at.seconds_left))
         result, hook_error = self._run(trial, index, run or self.generator.run_trial)
+        seam_checks.trial_done(getattr(self.generator, "name", "?"), result)
         if self.chains:
             result = self._counted_per_chain(result)
         self._tolerated_pct = getattr(judge, "tolerated_loss_pct", 0.0)
@@ -285,16 +247,23 @@ class Measurer:
                                 trial_index=index))
         self.hooks.trial_measured(index)
 
-    def result_ready(self, frame_size: Frame, best: TrialResult | None, speed_gbps: float,
-                     limited_by: LimitedBy, trials: int, profile: str,
+    def result_ready(self, frame_size: Frame, best: TrialResult | Measurement | None,
+                     speed_gbps: float, limited_by: LimitedBy = LimitedBy.DUT,
+                     trials: int | None = None, profile: str = "",
                      extra: dict | None = None, reason: str = "",
                      warnings: tuple[str, ...] = (), answer_pps: float | None = None,
                      loss_pct: float | None = None, evidence_of: dict | None = None) -> None:
-        """The answer for ``frame_size``, with the trials that back it (evidence);
-        ``reason``: the profile's own words for ``limited_by`` (its answer stands);
-        ``warnings``: what the answer cannot vouch for (a lossy confirmation). An
-        estimate (PLRsearch) gives its own ``answer_pps``, ``loss_pct`` and evidence;
-        ``best`` then only lends its counts."""
+        """The answer for ``frame_size``: ``best``, the trial it is (a TrialResult, or
+        the Measurement measure() returned; None: no answer), with the trials that back
+        it (evidence); ``trials``: how many the search ran (default: those measured at
+        this frame size); ``reason``: the profile's own words for ``limited_by`` (its
+        answer stands); ``warnings``: what the answer cannot vouch for (a lossy
+        confirmation). An estimate (PLRsearch) gives its own ``answer_pps``,
+        ``loss_pct`` and evidence; ``best`` then only lends its counts."""
+        best, limited_by = seam_checks.answer(profile or self.profile or "?", frame_size, best,
+                                              limited_by)
+        trials = len(self._judged.get(frame_size, [])) if trials is None else trials
+        profile = profile or self.profile
         if not reason:
             best, reason = self._generator_limited_answer(frame_size, best, limited_by)
         judged = self._judged.pop(frame_size, [])

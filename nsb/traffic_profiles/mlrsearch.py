@@ -59,6 +59,9 @@ DEFAULT_GOALS = [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio
 class MlrSearchProfile(TrafficProfile):
     """MLRsearch: NDR and PDR together, short trials first, full-length trials at the bounds."""
 
+    # trials of lengths of its own: no "duration" option
+    BASE_OPTIONS = ("packet_sizes", "imix", "interface_speed_gbps", "flows")
+
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

@@ -87,6 +87,8 @@ def drop_judge(allowed_pct: float) -> Judge:
 class NsbTrexProfile(TrafficProfile):
     """Base of NSB's TRex profiles: packet definitions, frame, drop rate, rate parsing."""
 
+    BASE_OPTIONS = ()  # NSB's profile files: their packet definitions give the frames
+
     def __init__(self, spec: PluginSpec, options: dict, run: RunInfo):
         self.packet_profile = packet_profile.read(options, spec.options_where)
         super().__init__(spec, options, run)

@@ -35,6 +35,9 @@ from nsb.trial import Trial, TrialResult
 class PlrSearchProfile(TrafficProfile):
     """Probabilistic loss ratio search: critical load and its spread per frame size."""
 
+    # trials of lengths of its own: no "duration" option
+    BASE_OPTIONS = ("packet_sizes", "imix", "interface_speed_gbps", "flows")
+
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

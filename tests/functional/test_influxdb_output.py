@@ -291,8 +291,9 @@ def synthetic_events() -> list[Event]:
 
 
 def documented_influxql() -> list[str]:
-    """The InfluxQL statements of docs/influxdb.md this file checks, one per comment line."""
-    text = (Path(__file__).resolve().parents[2] / "docs" / "influxdb.md").read_text()
+    """The InfluxQL statements of docs/reference/influxdb.md this file checks, one per
+    comment line."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "influxdb.md").read_text()
     statements = []
     marker = "checked-by tests/functional/test_influxdb_output.py"
     for block in [b.split("```sql\n", 1)[1] for b in text.split("<!-- example: ")[1:]
@@ -327,7 +328,7 @@ def test_v1_influxdb16_every_value_reads_back_with_influxql(tmp_path, caplog):
         assert {p.measurement for p in expected} == set(MEASUREMENTS)  # every one covered
         assert (out.sent_points, out.spooled_points, out.rejected_points) == (len(expected), 0, 0)
         assert stored_influxql(server, "nsb_ci") == as_influxql(expected)
-        # the schema's example queries (docs/influxdb.md) run and find this task's points
+        # the schema's example queries (docs/reference/influxdb.md) run and find this task's points
         queries = documented_influxql()
         assert len(queries) >= 8
         for query in queries:

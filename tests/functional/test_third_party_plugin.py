@@ -103,7 +103,7 @@ outputs:
 
 def test_a_task_runs_with_one_third_party_plugin_of_each_kind(example_plugin, tmp_path):
     """The example package's context, VNF, generator, profile, runner and output
-    (shown whole in docs/plugins.md) in one task."""
+    (shown whole in docs/development/plugins.md) in one task."""
     _, done = run_task(tmp_path, "", ALL_KINDS)
     assert done.returncode == 0, done.stderr
     (results_file,) = (tmp_path / "results").glob("*/results.json")
@@ -122,6 +122,48 @@ def test_a_task_runs_with_one_third_party_plugin_of_each_kind(example_plugin, tm
                                          text=True).stdout  # stopped at teardown
 
 
+FROM_THE_DOCS = """\
+schema: "nsb:task:0.1"
+context:
+  type: example_local
+  nodes:
+    tg: {interfaces: {p0: {}, p1: {}}}
+    sut: {interfaces: {p0: {}, p1: {}}}
+scenarios:
+  - name: ladder
+    vnfs:
+      - {name: load0, type: example_loadavg, node: sut}
+    traffic_generator: {name: tg0, type: example_sim_tg, node: tg,
+                        options: {capacity_pps: 100000}}
+    traffic_profile: {type: example_ladder, steps_pct: [1, 2, 5, 10],
+                      packet_sizes: [64, 1518], interface_speed_gbps: 1}
+outputs:
+  - {type: file}
+"""
+
+
+def test_a_profile_and_a_vnf_written_from_the_docs_alone_run(example_plugin, tmp_path):
+    """The ladder profile declares only its own option; the task's packet_sizes and line
+    rate, and --frame-size and --duration, reach it through the base class; it reports
+    the Measurement measure() returned. The load VNF's KPIs follow every trial."""
+    task = tmp_path / "task.yaml"
+    task.write_text(FROM_THE_DOCS)
+    done = subprocess.run(NSB + ["task", "start", str(task), "--results-dir",
+                                 str(tmp_path / "results"), "--frame-size", "64",
+                                 "--frame-size", "128", "--duration", "0.2"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (results_file,) = (tmp_path / "results").glob("*/results.json")
+    doc = json.loads(results_file.read_text())
+    assert [r["frame_size"] for r in doc["results"]] == [64, 128]
+    assert {t["duration_s"] for t in doc["trials"]} == {0.2}
+    # 100000 pps is 6.7 % of 1 Gbit/s at 64 B and 11.8 % at 128 B: 5 % and 10 % pass
+    assert [r["line_rate_pct"] for r in doc["results"]] == pytest.approx([5, 10], rel=1e-3)
+    assert [r["limited_by"] for r in doc["results"]] == ["dut", "upper_bound"]
+    loads = [k for k in doc["kpis"] if k["source"] == "load0"]
+    assert len(loads) == len(doc["trials"]) and all(k["kpis"]["load_1m"] >= 0 for k in loads)
+
+
 def test_the_example_plugins_keep_the_plugin_contract(example_plugin):
     """The contract every installed plugin is held to (tests/unit/test_plugin_contract.py),
     checked in a fresh interpreter that sees the package pip just installed."""
@@ -129,7 +171,9 @@ def test_the_example_plugins_keep_the_plugin_contract(example_plugin):
             "check('nsb.contexts', 'example_local')\n"
             "check('nsb.vnfs', 'example_sim_tg')\n"
             "check('nsb.vnfs', 'example_sleeper')\n"
+            "check('nsb.vnfs', 'example_loadavg')\n"
             "check('nsb.traffic_profiles', 'example_step_down')\n"
+            "check('nsb.traffic_profiles', 'example_ladder')\n"
             "check('nsb.runners', 'example_repeat')\n"
             "check('nsb.outputs', 'example_csv')\n"
             "print('contract kept')\n")
@@ -139,12 +183,13 @@ def test_the_example_plugins_keep_the_plugin_contract(example_plugin):
 
 
 def test_docs_plugins_md_shows_the_example_plugins_as_they_are():
-    """docs/plugins.md shows each example module whole and the task above: they are
-    the code these tests install and run, so the page cannot drift from it."""
+    """docs/development/plugins.md shows each example module whole and the task above:
+    they are the code these tests install and run, so the page cannot drift from it."""
     from tests.doc_examples import ROOT as DOCS_ROOT
     from tests.doc_examples import parse
 
-    shown = [e for e in parse(DOCS_ROOT / "docs" / "plugins.md") if e.kind == "checked-by"]
+    page = DOCS_ROOT / "docs" / "development" / "plugins.md"
+    shown = [e for e in parse(page) if e.kind == "checked-by"]
     modules = sorted((PACKAGE / "nsb_example_plugin").glob("[!_]*.py"))
     for module in modules:
         name = str(module.relative_to(ROOT))
@@ -152,4 +197,6 @@ def test_docs_plugins_md_shows_the_example_plugins_as_they_are():
         assert block.text == module.read_text(), f"{block.where} differs from {name}"
     [task] = [e for e in shown if "ALL_KINDS" in e.note]
     assert task.text == ALL_KINDS
-    assert len(shown) == len(modules) + 1
+    [task] = [e for e in shown if "FROM_THE_DOCS" in e.note]
+    assert task.text == FROM_THE_DOCS
+    assert len(shown) == len(modules) + 2

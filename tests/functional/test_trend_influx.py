@@ -83,8 +83,8 @@ def write_history(tmp_path: Path, server, runs: int) -> Path:
 
 
 def documented_query() -> list[str]:
-    """The nsb_trend example of docs/influxdb.md."""
-    text = (Path(__file__).resolve().parents[2] / "docs" / "influxdb.md").read_text()
+    """The nsb_trend example of docs/reference/influxdb.md."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "influxdb.md").read_text()
     marker = "checked-by tests/functional/test_trend_influx.py"
     return [block.split("```sql\n", 1)[1].split("```")[0].strip()
             for block in text.split("<!-- example: ")[1:] if block.startswith(marker)]

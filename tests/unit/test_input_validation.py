@@ -349,10 +349,11 @@ def test_many_mistakes_are_capped(tmp_path):
     assert lines[-1] == "f.yaml: 10 more mistakes like these are not shown"
 
 
-def test_the_readme_example_prints_what_the_readme_shows(nsb_main, tmp_path, monkeypatch):
-    """README.md's bad task, validated: exactly the lines it shows."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("### Mistakes caught before a run"):]
+def test_the_task_files_page_example_prints_what_it_shows(nsb_main, tmp_path, monkeypatch):
+    """docs/concepts/task-files.md's bad task, validated: exactly the lines it shows."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "task-files.md"
+    readme = page.read_text()
+    section = readme[readme.index("## Mistakes caught before a run"):]
     task, shown = re.findall(r"```(?:yaml)?\n(.*?)```", section, re.S)[:2]
     (tmp_path / "task.yaml").write_text(task)
     monkeypatch.chdir(tmp_path)

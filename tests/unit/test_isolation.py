@@ -162,10 +162,10 @@ def test_an_isolation_without_chains_to_disturb_is_one_line(nsb_main, tmp_path, 
     assert expected in line, line
 
 
-def test_the_summary_says_it_in_the_words_the_readme_shows():
+def test_the_summary_says_it_in_the_words_the_chains_page_shows():
     from nsb.report.table import isolation_lines
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "how-to" / "service-chains.md").read_text()
     block = readme.split("<!-- example: checked-by tests/unit/test_isolation.py -->\n```\n",
                          1)[1].split("```", 1)[0]
     record = {"frame_size": 64, "isolation": {

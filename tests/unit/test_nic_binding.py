@@ -159,11 +159,11 @@ def test_the_next_run_gives_back_what_a_dead_run_of_this_controller_left(ledger,
         [alive.task_id, foreign.task_id])
 
 
-def test_the_readme_pod_lets_nsb_bind_every_nic(tmp_path):
+def test_the_docs_pod_lets_nsb_bind_every_nic(tmp_path):
     from tests.doc_examples import examples
 
     [block] = [e for e in examples("checked-by")
-               if e.file.name == "README.md" and "test_nic_binding.py" in e.note]
+               if e.file.name == "dpdk-nics.md" and "test_nic_binding.py" in e.note]
     pod = tmp_path / "pod.yaml"
     pod.write_text(block.text)
     sut = load_pod(pod)["sut"]

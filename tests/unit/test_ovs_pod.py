@@ -146,9 +146,9 @@ def test_a_vhost_user_end_keeps_a_made_vhost_user_port(tmp_path):
     assert nodes["host"].interfaces["br0-0b"].is_vhostuser
 
 
-def test_the_readme_pod_fragment_is_a_pod_with_its_cables(tmp_path):
+def test_the_vswitch_page_pod_fragment_is_a_pod_with_its_cables(tmp_path):
     (shown,) = [e for e in examples("checked-by") if "test_ovs_pod.py" in e.note]
-    assert shown.file.name == "README.md"
+    assert shown.file.name == "vswitch.md"
     nodes = load_pod(_pod(tmp_path, shown.text))
     assert {i.name: str(i.cabled_to) for i in nodes["host"].interfaces.values()} == {
         "xe0": "tg:xe0", "xe1": "tg:xe1"}

@@ -92,9 +92,9 @@ def test_names_differing_in_case_resolve():
     assert (found.name, found.nsb_name) == ("testpmd", "")
 
 
-def test_the_readme_shows_what_plugin_show_prints(nsb_main):
+def test_the_plugins_page_shows_what_plugin_show_prints(nsb_main):
     (shown,) = [e for e in examples("checked-by") if "nsb plugin show" in e.text]
-    assert shown.file == ROOT / "README.md"
+    assert shown.file == ROOT / "docs" / "reference" / "plugin-list.md"
     command, *printed = shown.text.strip().splitlines()
     code, out, _ = nsb_main(*command.removeprefix("$ nsb ").split())
     assert code == 0 and out.strip().splitlines() == printed

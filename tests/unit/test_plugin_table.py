@@ -1,4 +1,5 @@
-"""The README's plugin table is the installed plugins: none missing, none extra."""
+"""The plugin table (docs/reference/plugin-list.md) is the installed plugins: none
+missing, none extra."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from nsb import plugin_table
 from nsb.plugins import NAMESPACES
 from tests.doc_examples import ROOT
 
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "reference" / "plugin-list.md"
 
 
 def installed() -> dict[str, set[str]]:
@@ -16,23 +17,23 @@ def installed() -> dict[str, set[str]]:
             if entry_points(group=ns)}
 
 
-def test_the_readme_lists_every_installed_plugin_and_no_other():
-    listed = plugin_table.names_in(README.read_text())
+def test_the_page_lists_every_installed_plugin_and_no_other():
+    listed = plugin_table.names_in(PAGE.read_text())
     for namespace, names in installed().items():
         missing = names - listed.get(namespace, set())
-        assert not missing, f"README.md's plugin table lacks {namespace} {sorted(missing)}"
+        assert not missing, f"plugin-list.md's plugin table lacks {namespace} {sorted(missing)}"
     for namespace, names in listed.items():
         extra = names - installed().get(namespace, set())
-        assert not extra, f"README.md's plugin table lists {namespace} {sorted(extra)}, " \
+        assert not extra, f"plugin-list.md's plugin table lists {namespace} {sorted(extra)}, " \
                           "which is not installed"
 
 
-def test_the_readme_table_is_the_generated_one():
-    text = README.read_text()
+def test_the_page_table_is_the_generated_one():
+    text = PAGE.read_text()
     table = text[text.index(plugin_table.BEGIN):text.index(plugin_table.END)
                  + len(plugin_table.END)]
     assert table == plugin_table.markdown(), \
-        "README.md's plugin table is stale: replace it with `nsb plugin list --markdown`"
+        "plugin-list.md's plugin table is stale: replace it with `nsb plugin list --markdown`"
 
 
 def test_a_table_missing_a_plugin_or_listing_an_extra_one_is_caught():

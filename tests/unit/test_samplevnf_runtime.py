@@ -191,16 +191,16 @@ def test_loading_gives_vnfs_their_links_and_the_scenario_options(ys):
     assert specs["vnf__0"].scenario_options["traffic_type"] == 4
 
 
-def test_the_readmes_rules_file_is_read_as_vfw_reads_it(tmp_path):
-    """README.md's rules file example: it parses, and its rule comes first, before NSB's
-    default flows, with its priority."""
+def test_the_docs_rules_file_is_read_as_vfw_reads_it(tmp_path):
+    """docs/how-to/samplevnf.md's rules file example: it parses, and its rule comes
+    first, before NSB's default flows, with its priority."""
     from nsb.task.documents import Where
     from nsb.task.yaml_lines import parse
     from nsb.vnfs.samplevnf import rules
     from tests.doc_examples import ROOT
     from tests.doc_examples import parse as examples_of
 
-    (block,) = [e for e in examples_of(ROOT / "README.md")
+    (block,) = [e for e in examples_of(ROOT / "docs" / "how-to" / "samplevnf.md")
                 if e.kind == "checked-by" and "test_samplevnf_runtime.py" in e.note]
     path = tmp_path / "rules.yaml"
     path.write_text(block.text)

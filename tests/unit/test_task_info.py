@@ -103,9 +103,9 @@ def test_the_bogus_arg_error_leaves_internals_out_and_points_at_task_args(nsb_ma
         assert internal not in listed.replace("flows", "")
 
 
-def test_the_readme_shows_what_task_args_prints(nsb_main):
+def test_the_task_files_page_shows_what_task_args_prints(nsb_main):
     (shown,) = [e for e in examples("checked-by") if "nsb task args" in e.text]
-    assert shown.file == ROOT / "README.md"
+    assert shown.file == ROOT / "docs" / "concepts" / "task-files.md"
     command, *printed = shown.text.strip().splitlines()
     code, out, _ = nsb_main(*command.removeprefix("$ nsb ").split())
     assert code == 0 and out.strip().splitlines() == printed

@@ -163,7 +163,7 @@ def test_a_lossless_shortfall_over_memif_says_the_dut_may_have_held_trex_back():
 
 def test_loss_on_the_generators_own_receive_path_is_not_the_duts():
     from nsb.events import Verdict
-    from nsb.traffic_profiles.measurer import judge
+    from nsb.traffic_profiles.judges import judge
 
     trial = Trial(64, 100_000, 1.0)
     missed_all = stats.trial_result(trial, _Gen(), _counters(50_000, 49_900), Pacing(1.0),

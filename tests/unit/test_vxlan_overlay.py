@@ -179,11 +179,11 @@ def test_the_report_table_states_inner_and_outer_frame_sizes():
     assert "Outer frame" not in plain and "<th>Frame (B)</th>" in plain
 
 
-def test_the_readme_shows_the_sample_s_vxlan_options(tmp_path):
+def test_the_vswitch_page_shows_the_sample_s_vxlan_options(tmp_path):
     from tests.doc_examples import examples
 
     (shown,) = [e for e in examples("checked-by") if "test_vxlan_overlay.py" in e.note]
-    assert shown.file.name == "README.md"
+    assert shown.file.name == "vswitch.md"
     ovs, gen = _ovs(tmp_path)
     readme = yaml.safe_load(shown.text)
     assert readme["ovs0"]["vxlan"].items() <= ovs.options["vxlan"].items()

@@ -1,7 +1,7 @@
 """The InfluxDB schema the dashboards query, in one place.
 
 These names must match what the ``influxdb`` output writes (nsb/outputs/influxdb/output.py,
-docs/influxdb.md). Each trial, result and KPI sample is one point:
+docs/reference/influxdb.md). Each trial, result and KPI sample is one point:
 
 - ``nsb_task``: tags task_id, test_case, status: one point when a task starts and
   one when it ends (the list of task ids).

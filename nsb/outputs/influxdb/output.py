@@ -1,6 +1,6 @@
 """InfluxDB output: every trial, result, KPI sample and platform fact set as a point.
 
-Schema in docs/influxdb.md (measurements ``nsb_*``, tags task_id, testcase,
+Schema in docs/reference/influxdb.md (measurements ``nsb_*``, tags task_id, testcase,
 scenario, frame_size, node, vnf, port, direction, verdict...). Writing happens
 on a background thread (nsb.outputs.influxdb.writer): ``handle`` only turns the
 event into line protocol and queues it. What InfluxDB does not take in time is

@@ -1,4 +1,4 @@
-"""Events as InfluxDB points: measurement names, tags and fields (docs/influxdb.md).
+"""Events as InfluxDB points: measurement names, tags and fields (docs/reference/influxdb.md).
 
 Every point carries the event's own timestamp (nanoseconds), so a point spooled
 during an outage and pushed later lands where it belongs, and writing the same
