@@ -124,6 +124,9 @@ def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
             return Outcome(sla, scenario, frame, None, False,
                            f"{sla.text}: {where} has no {sla.metric}")
         measured = float(value)
+    latency = "; ".join(str(w) for w in result.get("latency_warnings") or [])
+    if latency and sla.metric.startswith("latency_"):
+        warned = "; ".join(w for w in (warned, latency) if w)
     if warned:
         return _not_comparable(sla, scenario, frame, measured, "",
                                f"the answer was not confirmed: {warned}")

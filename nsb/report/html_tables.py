@@ -53,6 +53,8 @@ def summary_table(rows: list[dict], table_id: str, iteration_column: bool = Fals
     if any("outer_frame_size" in record for record in rows):  # frames inside a tunnel
         columns[0:1] = [("frame_size", "Inner frame (B)", None),
                         ("outer_frame_size", "Outer frame (B)", None)]
+    if any(record.get("latency_at_pps") for record in rows):  # latency not at the answer
+        columns.insert(len(columns) - 1, ("latency_at_pps", "Latency measured at (pps)", 0))
     if any(record.get("warnings") for record in rows):  # unconfirmed answers say so
         columns.append(("warnings", "Warnings", None))
     if iteration_column:

@@ -15,7 +15,7 @@ LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99
 COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "throughput_mbps", "line_rate_pct", "loss_pct",
            *(f"latency_{key.replace('.', '_')}" for key in LATENCY_KEYS), "pdv_us",
-           "limited_by", "trials", "profile", "warnings"]
+           "limited_by", "trials", "profile", "warnings", "latency_at_pps"]
 # numbers that are averaged when a scenario ran several iterations
 MEAN_KEYS = [c for c in COLUMNS
              if c.startswith(("throughput", "line_rate", "loss", "latency", "pdv"))]
@@ -38,7 +38,10 @@ def row(task_id: str, result: dict) -> dict:
         high, (int, float)) else None
     out.update(limited_by=result.get("limited_by", ""), trials=result.get("trials"),
                profile=result.get("profile", ""),
-               warnings="; ".join(str(w) for w in result.get("warnings") or []))
+               warnings="; ".join(str(w) for w in result.get("warnings") or []),
+               # the rate the latency was measured at, where that was not the answer's
+               latency_at_pps=result.get("latency_measured_at_pps")
+               if result.get("latency_warnings") else None)
     if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
         out["outer_frame_size"] = result["outer_frame_size"]
     return out

@@ -135,7 +135,8 @@ class BinSearchProfile(TrafficProfile):
             if done.verdict != FAIL:
                 extra["latency_measured_at_pps"] = done.result.tx_rate_pps
                 best, unconfirmed = latency_trials.confirmed(best, done)
-                warnings += unconfirmed
+                if unconfirmed:  # of the latency only: the rate stands as measured
+                    extra["latency_warnings"] = list(unconfirmed)
                 break
             failed_confirmations += 1
             measurer.overruled(frame, done.result.trial.rate_pps)

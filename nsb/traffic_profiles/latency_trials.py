@@ -53,22 +53,20 @@ def confirm(measurer: Measurer, answer: TrialResult, judge: Judge, speed_gbps: f
 def confirmed(answer: TrialResult, done: Measurement) -> tuple[TrialResult, tuple[str, ...]]:
     """The answer after a confirmation that lost no more than tolerated: the
     confirmation itself when it passed; the answer with the confirmation's latency and
-    a warning when the generator sent it short every time (the answer stands,
-    unconfirmed)."""
+    a latency warning when the generator sent it short every time (the answer's rate
+    stands as the search measured it; its latency is not at that rate)."""
     if done.verdict == Verdict.PASS:
         return done.result, ()
     return chains.latency_of(answer, done.result), (short_confirmation(done),)
 
 
 def short_confirmation(done: Measurement) -> str:
-    """The warning of a confirmation the generator never sent at the answer's rate:
-    the answer is unconfirmed, and the latency it carries was measured at the lower
-    rate the confirmation reached."""
+    """The latency warning of a confirmation the generator never sent at the answer's
+    rate: the latency the answer carries was measured at the lower rate it reached."""
     result = done.result
-    return (f"the confirmation at the answer's rate ({result.trial.rate_pps:,.0f} pps) was "
-            f"sent at only {result.tx_rate_pps:,.0f} pps by the generator ({done.reason}): "
-            f"the answer is unconfirmed, and its latency was measured at "
-            f"{result.tx_rate_pps:,.0f} pps")
+    return (f"latency measured at {result.tx_rate_pps:,.0f} pps, not at the answer's rate: "
+            f"the confirmation at {result.trial.rate_pps:,.0f} pps was sent short by the "
+            f"generator every time ({done.reason}); the latency at the answer is unconfirmed")
 
 
 def lossy_confirmation(done: Measurement, tolerated_loss_pct: float) -> str:

@@ -107,7 +107,7 @@ def test_a_chain_the_generator_cannot_fill_caps_the_even_split_not_the_total():
 def test_a_generator_limited_confirmation_gives_each_chain_its_latency():
     """The search without latency; its answer's confirmation (with latency streams) is
     generator-limited without loss, each of the times it is tried: the answer stands,
-    unconfirmed, and takes the whole trial's latency and each chain's from the last
+    with its latency unconfirmed, and takes the whole trial's latency and each chain's from the last
     confirmation, labelled with the rate that confirmation reached."""
     line = units.line_rate_pps(64, 1, ports=2)
     trials, (result,) = run([0.1 * line, 0.1 * line], generator=LatencyWhenAsked,
@@ -118,7 +118,9 @@ def test_a_generator_limited_confirmation_gives_each_chain_its_latency():
     assert all(t.result.latency is None for t in trials[:-len(confirmations)])
     assert result.latency is not None
     assert result.extra["latency_measured_at_pps"] == confirmations[-1].result.tx_rate_pps
-    assert any("the answer is unconfirmed" in w for w in result.warnings)
+    assert result.warnings == ()
+    assert any("the latency at the answer is unconfirmed" in w
+               for w in result.extra["latency_warnings"])
     assert [s["chain"] for s in result.extra["chains"]] == [0, 1]
     assert all(s["latency"]["samples"] == 100 for s in result.extra["chains"])
 
