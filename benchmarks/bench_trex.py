@@ -6,6 +6,8 @@
    it, and what testpmd's own counters forwarded in the trial that set it.
 3. nsb's control time per TRex trial: a trial's wall time minus its traffic time
    (streams, start, waiting for the end, draining, counters, latency); goal 0.3 s.
+4. TRex in ASTF mode port to port: the lab's connections-per-second ceiling and the
+   control time per CPS trial.
 
 TRex is NSB_TREX_PATH or ../shared/tools/trex beside the checkout.
 """
@@ -110,6 +112,37 @@ def lab_sample(work: Path) -> str:
                                        else ")"))
 
 
+def astf_ceiling(work: Path) -> str:
+    """TRex in ASTF mode port to port (samples/stateful/tc_astf_calibrate.yaml): the
+    lab's connections-per-second ceiling, and nsb's control time per CPS trial (a
+    trial's wall time, from its TrialStarted to its TrialDone, less the seconds it
+    opens connections for)."""
+    conf = work / "nsb.conf"
+    conf.write_text(f"[DEFAULT]\nresults_dir = {work}/results\nlog_dir = {work}/logs\n"
+                    "nfvi_interval = 0\n")
+    subprocess.run([sys.executable, "-m", "nsb", "--config-file", str(conf), "task", "start",
+                    str(ROOT / "samples" / "stateful" / "tc_astf_calibrate.yaml"),
+                    "--task-args", json.dumps({"duration_s": 1, "upper_cps": 200000,
+                                               "precision_pct": 5})],
+                   check=True, capture_output=True, env=dict(os.environ, NSB_TREX_PATH=str(TREX)))
+    (path,) = (work / "results").glob("*/results.json")
+    (result,) = json.loads(path.read_text())["results"]
+    started, control = {}, []
+    for line in (path.parent / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "TrialStarted":
+            started[event["trial_index"]] = event["timestamp"]
+        elif event["event"] == "TrialDone":
+            duration = event["duration_s"]
+            control.append(event["timestamp"] - started[event["trial_index"]] - duration)
+    stateful = result["stateful"]
+    return (f"TRex ASTF ceiling (port to port, tcp_cps, 1 s trials): "
+            f"{stateful['cps']:,.0f} connections/s, limited by {result['limited_by']} "
+            f"(from trial {stateful['trial_index']}); control per CPS trial: median "
+            f"{statistics.median(control):.3f} s, max {max(control):.3f} s over "
+            f"{len(control)} trials (TRex's start-up and the closing wait included)")
+
+
 def control_time(work: Path) -> str:
     from nsb.trial import Trial
     from tests.functional.trex_lab import running
@@ -135,7 +168,7 @@ def main() -> int:
     if os.geteuid() != 0:
         print("TRex benchmarks: skipped (needs root for the embedded lab)")
         return 0
-    for bench in (ceiling, lab_sample, control_time):
+    for bench in (ceiling, lab_sample, control_time, astf_ceiling):
         with tempfile.TemporaryDirectory() as tmp:
             print(bench(Path(tmp)), flush=True)
     return 0

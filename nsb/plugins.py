@@ -111,6 +111,26 @@ def burst_generator_names() -> list[str]:
     return [name for name, cls in _generators() if cls.SENDS_BURSTS]
 
 
+def session_generator_names() -> list[str]:
+    """Installed generators that open connections (stateful trials)."""
+    return [name for name, cls in _generators() if getattr(cls, "SENDS_SESSIONS", False)]
+
+
+def session_profile_names() -> list[str]:
+    """Installed traffic profiles that open connections."""
+    from stevedore import driver
+
+    found = []
+    for name in available("nsb.traffic_profiles"):
+        try:
+            cls = driver.DriverManager("nsb.traffic_profiles", name, invoke_on_load=False).driver
+        except Exception:  # a broken third-party plugin must not hide the real error
+            continue
+        if getattr(cls, "NEEDS_SESSIONS", False):
+            found.append(name)
+    return found
+
+
 def _generators() -> list[tuple[str, type]]:
     from stevedore import driver
 

@@ -8,6 +8,20 @@ from nsb import frames, units
 from nsb.events import Event, ResultReady, TrialDone, TrialStarted
 
 
+def _load(trial) -> str:
+    """What a trial sends: its frame size, or a stateful trial's program."""
+    if trial.sessions is not None:
+        return trial.sessions.program.rsplit("/", 1)[-1]
+    return frames.shown(frames.json_value(trial.frame_size))
+
+
+def _rate(trial) -> str:
+    if trial.sessions is not None:
+        return f"{trial.sessions.cps:,.0f} connections/s"
+    return (f"{trial.rate_pps / 1000:,.1f} kpps, "
+            f"{units.pps_to_mbps(trial.rate_pps, trial.frame_size):,.0f} Mbps")
+
+
 def _clock(seconds: float) -> str:
     seconds = max(0, int(seconds))
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
@@ -71,16 +85,13 @@ class Progress:
         if self.current is None:
             return f"starting ... elapsed {_clock(now - self.started)}"
         c = self.current
-        frame = c.trial.frame_size
-        parts = [
-            f"[{c.scenario}] {frames.shown(frames.json_value(frame))}",
-            f"interval {c.lower_pct:.2f}-{c.upper_pct:.2f} %",
-            f"trial {c.trial_index} at {c.rate_pct:.2f} % "
-            f"({c.trial.rate_pps / 1000:,.1f} kpps, "
-            f"{units.pps_to_mbps(c.trial.rate_pps, frame):,.0f} Mbps)",
-        ]
+        parts = [f"[{c.scenario}] {_load(c.trial)}",
+                 f"interval {c.lower_pct:.2f}-{c.upper_pct:.2f} %",
+                 f"trial {c.trial_index} at {c.rate_pct:.2f} % ({_rate(c.trial)})"]
         if self.last is not None:
-            parts.append(f"last: {self.last.verdict} loss {self.last.result.loss_pct:.3f} %")
+            lost = self.last.result.sessions.loss_pct if self.last.result.sessions \
+                else self.last.result.loss_pct
+            parts.append(f"last: {self.last.verdict} loss {lost:.3f} %")
         eta = self.eta_s()
         parts.append(f"elapsed {_clock(now - self.started)}")
         parts.append(f"left ~{_clock(eta)}" if eta is not None else "left ?")

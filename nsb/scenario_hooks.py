@@ -16,6 +16,7 @@ from nsb.frames import Frame
 from nsb.loss_budget import TrialPaths
 from nsb.nodes.nfvi import NfviSampler
 from nsb.runinfo import RunInfo
+from nsb.session_witness import SessionWitness
 from nsb.task.model import ScenarioSpec
 from nsb.traffic_profiles.measurer import TrialHooks
 from nsb.trial import TrialResult
@@ -44,6 +45,15 @@ class ScenarioHooks(TrialHooks):
         self.bus, self.sampler = bus, sampler
         self.paths = PathCounter(scenario.generator, scenario.vnfs, context)
         self._last_paths: tuple[int, TrialPaths | None] = (-1, None)
+        profile = getattr(scenario, "profile", None)
+        self.witness = SessionWitness(scenario.vnfs, reset=bool(
+            (getattr(profile, "options", None) or {}).get("reset_state", True)))
+
+    def sessions_started(self, index: int) -> None:
+        self.witness.start()
+
+    def sessions_counted(self, index: int) -> int | None:
+        return self.witness.peak()
 
     def trial_started(self, index: int) -> None:
         if not self.paths.has_baseline:  # the counters before the scenario's first trial

@@ -10,6 +10,13 @@ was generator-limited, a throughput threshold a generator-limited result falls
 short of) is not comparable: it says nothing of the DUT, and exits 5 when no
 check was missed. So is a check of an answer that carries warnings (its
 confirmation lost frames: the answer is not confirmed).
+
+Stateful answers have their own metrics: ``cps>=50k`` (a ``cps`` answer's connections
+a second), ``sessions>=1M`` (a ``concurrent_sessions`` answer's sessions held),
+``dut_sessions>=...`` (the DUT's own count at any stateful answer). They are no frame
+size's, so ``@FRAME`` is refused with them; the frame metrics leave the ``cps`` and
+``concurrent_sessions`` answers alone (their packets are not what was measured), and
+``regression_pct`` compares each answer in its own unit.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from nsb import frames
+from nsb import frames, stateful_kpis
 from nsb.errors import TaskError
 from nsb.events import TaskStatus
 from nsb.frames import shown
@@ -32,10 +39,14 @@ METRICS: dict[str, str] = {
     "ndr_pps": "throughput_pps", "ndr_mbps": "throughput_mbps",
     "line_rate_pct": "line_rate_pct", "loss_pct": "loss_pct",
     **{f"latency_{key}": f"latency_{key.replace('.', '_')}" for key in summary.LATENCY_KEYS},
+    "cps": "cps", "sessions": "sessions", "dut_sessions": "dut_sessions",
 }
 REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
+# stateful metrics -> the answers they apply to (their kinds); None: every stateful one
+STATEFUL_METRICS: dict[str, tuple[str, ...] | None] = {
+    "cps": (stateful_kpis.CPS,), "sessions": (stateful_kpis.SESSIONS,), "dut_sessions": None}
 # metrics whose value a generator-limited result only bounds from below
-THROUGHPUT_METRICS = ("ndr_pps", "ndr_mbps", "line_rate_pct")
+THROUGHPUT_METRICS = ("ndr_pps", "ndr_mbps", "line_rate_pct", *STATEFUL_METRICS)
 # earlier spellings of a metric
 ALIASES = {"latency_p99.9_us": "latency_p99_9_us"}
 OPERATORS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
@@ -74,6 +85,9 @@ def parse(text: str) -> Sla:
     metric = ALIASES.get(metric, metric)
     if metric not in METRICS and metric != REGRESSION:
         raise TaskError(f"unknown metric {metric!r} in {text!r}; metrics: {allowed}", "--sla")
+    if frame and metric in STATEFUL_METRICS:
+        raise TaskError(f"{text.strip()!r}: {metric} is a stateful answer's, measured in "
+                        f"connections, not at a frame size: drop '@{frame}'", "--sla")
     return Sla(text.strip(), metric, op, float(number) * _SUFFIX[suffix],
                _frame(frame))
 
@@ -93,10 +107,10 @@ def check(slas: list[Sla], results: list[dict],
         if sla.metric == REGRESSION and baseline is None:
             raise TaskError(f"{sla.text!r} compares with a baseline: give --baseline TASK_ID",
                             "--sla")
-        matching = [r for r in results
-                    if sla.frame_size is None or r.get("frame_size") == sla.frame_size]
+        matching = [r for r in results if applies(sla, r)]
         if not matching:
-            where = f" at {shown(sla.frame_size)}" if sla.frame_size else ""
+            where = f" at {shown(sla.frame_size)}" if sla.frame_size else \
+                _answers_named(sla.metric)
             outcomes.append(Outcome(sla, "", sla.frame_size, None, False,
                                     f"{sla.text}: no result{where}"))
         for result in matching:
@@ -104,17 +118,39 @@ def check(slas: list[Sla], results: list[dict],
     return outcomes
 
 
+def applies(sla: Sla, result: dict) -> bool:
+    """Whether ``sla`` checks ``result``: a stateful metric the stateful answers of its
+    kinds, a frame metric the answers measured in packets (frames, stateful
+    throughput) at its frame size; a regression every answer, in its own unit."""
+    kind = stateful_kpis.kind(result)
+    if sla.metric in STATEFUL_METRICS:
+        kinds = STATEFUL_METRICS[sla.metric]
+        return bool(kind) and (kinds is None or kind in kinds)
+    if sla.frame_size is not None and result.get("frame_size") != sla.frame_size:
+        return False
+    return sla.metric == REGRESSION or stateful_kpis.value_key(result) == "throughput_pps"
+
+
+def _answers_named(metric: str) -> str:
+    """Which answers a stateful metric looked for, when there was none."""
+    kinds = STATEFUL_METRICS.get(metric, ())
+    if kinds is None:
+        return " that is stateful"
+    return f" of kind {', '.join(kinds)}" if kinds else ""
+
+
 def _one(sla: Sla, result: dict, baseline: list[dict] | None) -> Outcome:
     scenario, frame = str(result.get("scenario", "")), result.get("frame_size")
+    frame = stateful_kpis.kind(result) or frame  # a stateful answer is no frame size's
     where = f"{scenario} {shown(frame)}"
     limits = str(result.get("limited_by") or "")
     warned = "; ".join(str(w) for w in result.get("warnings") or [])
     if sla.metric == REGRESSION:
-        base, base_limits = _baseline_ndr(baseline or [], scenario, frame)
+        base, base_limits = _baseline_ndr(baseline or [], scenario, result)
         if not base:
             return Outcome(sla, scenario, frame, None, False,
                            f"{sla.text}: the baseline has no NDR at {shown(frame)}")
-        measured = 100.0 * (base - float(result.get("throughput_pps") or 0.0)) / base
+        measured = 100.0 * (base - float(stateful_kpis.value(result) or 0.0)) / base
         if generator_limited(limits) or generator_limited(base_limits):
             return _not_comparable(sla, scenario, frame, measured,
                                    f"this run: {limits or '-'}, baseline: {base_limits or '-'}")
@@ -146,11 +182,15 @@ def _not_comparable(sla: Sla, scenario: str, frame, measured: float, limits: str
                    f"NOT COMPARABLE: {why}", comparable=False)
 
 
-def _baseline_ndr(baseline: list[dict], scenario: str, frame) -> tuple[float | None, str]:
-    """The baseline's mean NDR at ``frame`` and what limited it."""
-    same = [r for r in baseline if r.get("frame_size") == frame]
+def _baseline_ndr(baseline: list[dict], scenario: str, result: dict
+                  ) -> tuple[float | None, str]:
+    """The baseline's mean answer like ``result`` (its frame size, or its stateful
+    kind), in the same unit, and what limited it."""
+    kind = stateful_kpis.kind(result)
+    same = [r for r in baseline if stateful_kpis.kind(r) == kind
+            and (kind or r.get("frame_size") == result.get("frame_size"))]
     named = [r for r in same if r.get("scenario") == scenario] or same
-    values = [float(r.get("throughput_pps") or 0.0) for r in named]
+    values = [float(stateful_kpis.value(r) or 0.0) for r in named]
     limits = ", ".join(sorted({str(r.get("limited_by") or "") for r in named} - {""}))
     return (sum(values) / len(values) if values else None), limits
 

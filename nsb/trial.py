@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from nsb import kpi_names
 from nsb.frames import Frame
 from nsb.packets import PacketSpec
+from nsb.sessions import SessionCounts, SessionLoad
 
 # the latency percentiles every generator reports (``LatencyStats.percentiles_us``
 # keys p50, p90, ...), which the results and the dashboards show
@@ -39,6 +40,9 @@ class Trial:
     # each port pair's own rate (by pair index; they add up to rate_pps): a chain loaded
     # apart from the others (the isolation profile); empty: rate_pps spread evenly
     pair_rates_pps: tuple[float, ...] = ()
+    # a stateful trial's load (nsb.sessions.SessionLoad): connections per second running
+    # a program; rate_pps is then 0 (the generator's packets follow the sessions)
+    sessions: SessionLoad | None = None
 
     def pair_rate_pps(self, pair: int) -> float:
         """Port pair ``pair``'s own rate in ``pair_rates_pps`` (0 for a pair it does not
@@ -108,6 +112,9 @@ class TrialResult:
     # each chain's own counts where the generator tells chains on one network apart by
     # their streams (chain index -> {"tx_packets", "rx_packets", "latency"})
     chain_counts: dict = field(default_factory=dict)
+    # a stateful trial's connections (nsb.sessions.SessionCounts); tx/rx_packets are
+    # then the packets of those connections
+    sessions: SessionCounts | None = None
 
     @property
     def lost_packets(self) -> int:

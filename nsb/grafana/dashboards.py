@@ -5,13 +5,17 @@ by side) and ``scenario`` template variables, the trend by ``test_case`` and
 ``scenario``, all linked to each other:
 
 - ``nsb-results``: throughput vs frame size (pps and % of line rate), latency
-  statistics vs frame size, the results table;
+  statistics vs frame size, the results table, the stateful answers (connections a
+  second, sessions, the DUT's own count);
 - ``nsb-trials``: the trial timeline: offered, sent and received rate, loss,
-  the search interval, latency per trial;
+  the search interval, latency per trial; a stateful trial's connection rate asked
+  and established, its sessions asked and held by the DUT, its connections lost by
+  reason;
 - ``nsb-nfvi``: NFVi KPIs: CPU, memory and context switches per VNF process,
   CPU utilisation per core of each node;
 - ``nsb-trend``: the results of every run of the selected test cases over time
-  (NDR, % of line rate, p99 latency per frame size) and jumpavg's groups, with the
+  (NDR, % of line rate, p99 latency per frame size, a stateful answer's connections a
+  second and sessions) and jumpavg's groups, with the
   regressions and progressions ``nsb report trend --annotate`` found as annotations;
 - ``nsb-soak``: long trials as they run: a soak's loss, rates and latency per
   interval, PLRsearch's estimate and spread after each trial.
@@ -29,7 +33,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import chain_panels, hop_panels, panels, soak_panels
+from nsb.grafana import chain_panels, hop_panels, panels, session_panels, soak_panels
 from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
 from nsb.outputs.influxdb import names as m
 
@@ -130,8 +134,8 @@ def results(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
             ds, m.LINE_RATE_PCT, "Throughput vs frame size (% of line rate)", "percent",
             "% of line rate", "The same answer in % of the line rate of the ports under test."),
         panels.latency_by_frame_size(ds, measures.latency_stats),
-        panels.results_table(ds), panels.platform_table(ds),
-        chain_panels.throughput_per_chain(ds)])
+        panels.results_table(ds), session_panels.stateful_answers(ds),
+        panels.platform_table(ds), chain_panels.throughput_per_chain(ds)])
 
 
 def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
@@ -142,7 +146,9 @@ def trials(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
         panels.offered_and_received(ds), panels.search_interval(ds), panels.loss_per_trial(ds),
         panels.trial_latency(ds, ["avg", *measures.latency_percentiles]),
         panels.generator_ports(ds), hop_panels.lost_per_hop(ds),
-        hop_panels.lost_per_trial(ds), chain_panels.loss_per_chain(ds)])
+        hop_panels.lost_per_trial(ds), chain_panels.loss_per_chain(ds),
+        session_panels.connections_per_trial(ds), session_panels.sessions_per_trial(ds),
+        session_panels.failed_per_trial(ds)])
 
 
 def nfvi(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
@@ -171,7 +177,11 @@ def trend(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
         panels.trend(ds, m.LINE_RATE_PCT, "NDR per run (% of line rate)", "percent",
                      "The same in % of the line rate of the ports under test."),
         panels.trend(ds, p99, "Latency at NDR per run (us)", "µs",
-                     "The latency percentile measured at each run's answer.")])
+                     "The latency percentile measured at each run's answer."),
+        session_panels.trend(ds, m.CPS, "Connections per second per run", "cps",
+                             "A cps answer of each run: the connection rate it sustained."),
+        session_panels.trend(ds, m.SESSIONS, "Concurrent sessions per run", "none",
+                             "A concurrent_sessions answer of each run: the sessions held.")])
 
 
 def soak(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:

@@ -49,7 +49,16 @@ def trial_record(event: TrialDone) -> dict:
         "extra": result.extra, "path": loss_budget.record(event.path),
         **({"chains": [c.record(result) for c in result.chains]}
            if result.chains else {}),
+        **({"sessions": _sessions(trial, result)} if result.sessions is not None else {}),
     }
+
+
+def _sessions(trial, result) -> dict:
+    """A stateful trial's load and connections, as results hold them."""
+    load = trial.sessions
+    return {"program": load.program, "cps_asked": load.cps,
+            "request_bytes": load.request_bytes, "response_bytes": load.response_bytes,
+            "hold_s": load.hold_s, **result.sessions.record()}
 
 
 def result_record(event: ResultReady) -> dict:

@@ -14,13 +14,18 @@ A frame size where either task's answer was set by the traffic generator
 (``limited_by: generator``) is not comparable: its numbers say what the
 generator sent, not what the DUT forwards, so no difference is marked there;
 nor is one where either answer carries warnings (it was not confirmed).
+
+A stateful answer compares in its own unit: a ``cps`` answer on its connections a
+second, a ``concurrent_sessions`` one on the sessions held (its packets are not what
+was measured); answers of different kinds (frames against connections) are not
+comparable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nsb import frames
+from nsb import frames, stateful_kpis
 from nsb.events import LimitedBy
 from nsb.report import summary
 from nsb.report.loading import TaskResults
@@ -40,8 +45,18 @@ METRICS = [
     Metric("line_rate_pct", "% line rate", True, 2),
     Metric("latency_avg_us", "Latency avg (us)", False, 1),
     Metric("latency_p99_us", "Latency p99 (us)", False, 1),
+    # stateful answers (nsb.stateful_kpis)
+    Metric("cps", "Connections/s", True, 0),
+    Metric("sessions", "Sessions", True, 0),
+    Metric("dut_sessions", "DUT sessions", True, 0),
 ]
 BY_KEY = {m.key: m for m in METRICS}
+# the numbers a comparison table shows, by the kind of its answers (frames: '')
+TABLE_KEYS = {"": ["throughput_pps", "throughput_mbps", "line_rate_pct"],
+              stateful_kpis.CPS: ["cps", "dut_sessions"],
+              stateful_kpis.SESSIONS: ["sessions", "dut_sessions"],
+              stateful_kpis.STATEFUL_THROUGHPUT: ["throughput_pps", "throughput_mbps",
+                                                  "line_rate_pct"]}
 
 
 def pct_diff(baseline: float | None, other: float | None) -> float | None:
@@ -68,7 +83,8 @@ def verdict(metric: Metric, diff: float | None, within: float | None = None,
 
 
 GENERATOR = LimitedBy.GENERATOR.value
-THROUGHPUT_KEYS = ("throughput_pps", "throughput_mbps", "line_rate_pct")
+# the answers' own numbers: a difference inside their uncertainty is no change
+THROUGHPUT_KEYS = ("throughput_pps", "throughput_mbps", "line_rate_pct", "cps", "sessions")
 
 
 def within(row: ComparisonRow, metric: Metric, other: int) -> float | None:
@@ -127,16 +143,32 @@ class ComparisonRow:
     limited_by: list[str] = ()
     # per task, what its answer cannot vouch for ("" when it was confirmed)
     warnings: list[str] = ()
+    # per task, the kind of its stateful answer ("" for frames, or not measured)
+    kinds: list[str] = ()
+
+    @property
+    def kind(self) -> str:
+        """The kind of answer the row compares ('' for frames): the baseline's, else
+        the first task's that has one."""
+        return next((k for k in self.kinds if k), "")
 
     def comparable(self, other: int) -> bool:
         """False when the generator set the baseline's or task ``other``'s (1-based)
-        number, or when either answer was not confirmed (it carries warnings)."""
+        number, when either answer was not confirmed (it carries warnings), or when
+        they are answers of different kinds (frames against connections)."""
         limits, warned = list(self.limited_by), list(self.warnings)
         return not any(generator_limited(limits[i]) for i in (0, other) if i < len(limits)) \
-            and not any(warned[i] for i in (0, other) if i < len(warned))
+            and not any(warned[i] for i in (0, other) if i < len(warned)) \
+            and not self.kinds_differ(other)
+
+    def kinds_differ(self, other: int) -> bool:
+        """The baseline and task ``other`` (both measured) answered different kinds."""
+        measured = [i for i in (0, other) if i < len(self.runs) and self.runs[i]]
+        return len({self.kinds[i] for i in measured if i < len(self.kinds)}) > 1
 
     def as_dict(self, task_ids: list[str]) -> dict:
         return {"scenario": self.scenario, "frame_size": self.frame_size, "tasks": task_ids,
+                **({"stateful_kind": self.kind} if self.kind else {}),
                 "runs": self.runs, "uncertainty_pct": list(self.uncertainty),
                 "limited_by": list(self.limited_by),
                 "comparable": [self.comparable(i) for i in range(1, len(task_ids))],
@@ -158,13 +190,17 @@ def limits_text(row: ComparisonRow, labels: list[str], other: int) -> str:
 def not_comparable_lines(labels: list[str], rows: list[ComparisonRow]) -> list[str]:
     """One line per frame size and task the generator, or an unconfirmed answer, kept
     from being compared."""
-    return [f"{frames.shown(row.frame_size)}: {labels[other]} vs {labels[0]} not comparable, "
+    return [f"{frames.shown(row.kind or row.frame_size)}: {labels[other]} vs {labels[0]} "
+            "not comparable, "
             f"{_why_not(row, labels, other)}"
             for row in rows for other in range(1, len(labels))
             if not row.comparable(other)]
 
 
 def _why_not(row: ComparisonRow, labels: list[str], other: int) -> str:
+    if row.kinds_differ(other):
+        return "the answers are of different kinds (" + ", ".join(
+            f"{labels[i]}: {row.kinds[i] or 'frames'}" for i in (0, other)) + ")"
     warned = [f"{labels[i]}: {row.warnings[i]}" for i in (0, other)
               if i < len(row.warnings) and row.warnings[i]]
     if warned:
@@ -189,8 +225,17 @@ def compare(tasks: list[TaskResults], match: ScenarioMatch) -> list[ComparisonRo
                                   [m.get(frame, {}).get("runs", 0) for m in means],
                                   [m.get(frame, {}).get("uncertainty_pct") for m in means],
                                   [m.get(frame, {}).get("limited_by", "") for m in means],
-                                  [m.get(frame, {}).get("warnings", "") for m in means]))
+                                  [m.get(frame, {}).get("warnings", "") for m in means],
+                                  [m.get(frame, {}).get(stateful_kpis.KIND_FIELD) or ""
+                                   for m in means]))
     return rows
+
+
+def table_keys(rows: list[ComparisonRow]) -> list[str]:
+    """The numbers a comparison table shows: its answers' own (connections a second,
+    sessions), packets when they are frames or the kinds are mixed."""
+    kinds = {row.kind for row in rows}
+    return TABLE_KEYS.get(kinds.pop(), TABLE_KEYS[""]) if len(kinds) == 1 else TABLE_KEYS[""]
 
 
 def compare_all(tasks: list[TaskResults]) -> list[tuple[ScenarioMatch, list[ComparisonRow]]]:

@@ -6,10 +6,10 @@ import csv
 import io
 import json
 
-from nsb.report import compare, summary, table
+from nsb.report import compare, stateful_table, summary, table
 from nsb.report.loading import TaskResults
 
-TEXT_COLUMNS = {"Limited by"}
+TEXT_COLUMNS = {"Limited by", "Test", "Program", "Answer"}
 NOT_COMPARABLE_TEXT = "not comparable"
 
 
@@ -52,15 +52,14 @@ def comparison_table(labels: list[str], rows: list[compare.ComparisonRow],
     the first metric (throughput pps), like the HPE/Intel report, and what limited
     each task; verdict is 'better', 'worse', 'same', 'not-comparable' (the
     generator limited either side) or '' for plain values."""
-    chosen = [compare.BY_KEY[k] for k in (metrics or ["throughput_pps", "throughput_mbps",
-                                                      "line_rate_pct"])]
-    headers = ["Frame (B)"]
+    chosen = [compare.BY_KEY[k] for k in (metrics or compare.table_keys(rows))]
+    headers = [first_header(rows)]
     for label in labels:
         headers += [f"{label} {m.label}" for m in chosen] + [f"{label} limited by"]
     headers += [f"{label} vs {labels[0]} (%)" for label in labels[1:]]
     cells = []
     for row in rows:
-        line = [(str(row.frame_size), "")]
+        line = [(row_label(row), "")]
         for index in range(len(labels)):
             line += [(number(row.values[m.key][index], m.digits), "") for m in chosen]
             limits = row.limited_by[index] if index < len(row.limited_by) else ""
@@ -70,6 +69,16 @@ def comparison_table(labels: list[str], rows: list[compare.ComparisonRow],
             line.append(diff_cell(row, lead, other, diff))
         cells.append(line)
     return headers, cells
+
+
+def first_header(rows: list[compare.ComparisonRow]) -> str:
+    """What a comparison's rows are: frame sizes, or stateful answers."""
+    return "Answer" if any(row.kind for row in rows) else "Frame (B)"
+
+
+def row_label(row: compare.ComparisonRow) -> str:
+    """A comparison row's name: its frame size, or its stateful answer's kind."""
+    return row.kind or str(row.frame_size)
 
 
 def diff_cell(row: compare.ComparisonRow, metric: compare.Metric, other: int,
@@ -137,13 +146,23 @@ def _markdown_table(headers: list[str], cells: list[list[str]]) -> list[str]:
             *(line(row) for row in cells)]
 
 
+def _markdown_results(results: list[dict]) -> list[str]:
+    """The summary table of frame answers, and the stateful answers' own table."""
+    stateful = [r for r in results if stateful_table.is_stateful(r)]
+    packets = [r for r in results if not stateful_table.is_stateful(r)]
+    lines = _markdown_table(table.HEADERS, table.rows(packets)) if packets else []
+    if stateful:
+        lines += [""] if lines else []
+        lines += _markdown_table(stateful_table.HEADERS, stateful_table.rows(stateful))
+    return lines
+
+
 def _markdown(tasks: list[TaskResults], labels: list[str]) -> str:
     lines = []
     for task in tasks:
         for title, results in summary_groups(task):
             lines += [f"### {title} (task {task.id})", ""]
-            lines += _markdown_table(table.HEADERS, table.rows(results)) if results else [
-                "No results."]
+            lines += _markdown_results(results) if results else ["No results."]
             lines.append("")
     if len(tasks) > 1:
         for match, rows in compare.compare_all(tasks):

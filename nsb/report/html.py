@@ -3,14 +3,17 @@
 Element ids are stable (tests and scripts find things by them); n is the task's
 position on the command line, m the scenario's in its task, both from 1:
 
-- ``cmp{m}-throughput-table``, ``cmp{m}-latency-table``, ``cmp{m}-throughput-chart``,
+- ``cmp{m}-throughput-table``, ``cmp{m}-latency-table``, ``cmp{m}-throughput-chart``
+  (``cmp{m}-cps-chart``, ``cmp{m}-sessions-chart`` of stateful answers),
   ``cmp{m}-latency-chart``, ``cmp-platform-table``: the comparison (several tasks)
 - ``t{n}-facts``, ``t{n}-platform-table``: the task and its nodes
 - ``t{n}-s{m}-summary-table`` (``-mean-table`` with several iterations),
   ``-throughput-chart``, ``-latency-chart``, ``-trajectory-{frame}-chart``,
   ``-histogram-chart``, ``-cpu-chart``, ``-cores{k}-chart``, ``-processes-table``,
   ``-trials-table``, ``-counters-table``, ``-b2b-table``, ``-frame-loss-chart``
-  (nsb.report.rfc2544), ``-path-{frame}`` (nsb.report.path_html): one scenario
+  (nsb.report.rfc2544), ``-path-{frame}`` (nsb.report.path_html), ``-stateful-table``,
+  ``-cps-chart``, ``-sessions-chart``, ``-failed-chart`` (nsb.report.stateful_html): one
+  scenario
 """
 
 from __future__ import annotations
@@ -134,8 +137,13 @@ def _comparison(tasks: list[TaskResults], labels: list[str]) -> str:
         for task, label, name in zip(tasks, labels, match.names, strict=True):
             if name is not None:
                 series.append((label, summary.mean_by_frame(task, name)))
-        figures = [chart(charts.throughput(series, "Throughput vs frame size"),
-                         f"cmp{m}-throughput-chart", "throughput")]
+        if (key := compare.table_keys(rows)[0]) != "throughput_pps":  # stateful answers
+            from nsb.report.stateful_charts import compared
+
+            figures = [chart(compared(labels, rows, key), f"cmp{m}-{key}-chart", key)]
+        else:
+            figures = [chart(charts.throughput(series, "Throughput vs frame size"),
+                             f"cmp{m}-throughput-chart", "throughput")]
         if _has_latency(series):
             figures.append(chart(charts.latency(series, "Latency vs frame size",
                                                 stats=["avg", "p99"]),
@@ -152,6 +160,13 @@ def _comparison(tasks: list[TaskResults], labels: list[str]) -> str:
                 "</div>"]
     out.append("</section>")
     return "\n".join(out)
+
+
+def _in_packets(results: list[dict]) -> bool:
+    """Whether any answer is a packet rate (a connection rate's packets are no answer)."""
+    from nsb import stateful_kpis
+
+    return any(stateful_kpis.value_key(r) == "throughput_pps" for r in results)
 
 
 def _has_latency(series: list[tuple[str, dict]]) -> bool:
@@ -235,7 +250,8 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
                     + "</div>"]
         series = [(label, means)]
         figures = [chart(charts.throughput(series, "Throughput vs frame size"),
-                         f"{prefix}-throughput-chart", "throughput")]
+                         f"{prefix}-throughput-chart", "throughput")] \
+            if _in_packets(results) else []
         if _has_latency(series):
             figures.append(chart(charts.latency(series, "Latency vs frame size"),
                                  f"{prefix}-latency-chart", "latency"))
@@ -245,19 +261,13 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
         out.append(rfc2544.section(results, prefix, chart))
     else:
         out.append('<p class="note">No results: no frame size finished.</p>')
-    from nsb.report import soak
+    from nsb.report import soak, stateful_html
 
+    out.append(stateful_html.section(results, trials, task.profile_of(scenario).get("type", ""),
+                                     prefix, chart))
     out.append(path_html.section(results, trials, prefix))
     out.append(soak.section(task, scenario, prefix, chart))
-    if trials:
-        frames = list(dict.fromkeys(t.get("frame_size") for t in trials))
-        out.append("<h4>Search trajectory</h4>"
-                   '<p class="note">Rate offered by each trial (o passed, x failed or the '
-                   "generator fell short), the rate actually sent, and the search interval "
-                   "left after each trial.</p>")
-        out.append('<div class="charts">' + "".join(
-            chart(charts.trajectory(trials, frame), f"{prefix}-trajectory-{frame}-chart",
-                  "trajectory") for frame in frames) + "</div>")
+    out.append(_trajectories(trials, prefix))
     if any((r.get("latency") or {}).get("histogram") for r in results):
         out.append("<h4>Latency distribution at the result</h4>")
         out.append('<div class="charts">' + chart(
@@ -273,6 +283,22 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
                    '<div class="scroll">'
                    f'{tables.vnf_counters_table(kpis, f"{prefix}-counters-table")}</div></details>')
     return "\n".join(out)
+
+
+def _trajectories(trials: list[dict], prefix: str) -> str:
+    """Each frame size's search, from its trials of frames (a stateful trial's search
+    is drawn in connections: nsb.report.stateful_html)."""
+    trials = [t for t in trials if not isinstance(t.get("sessions"), dict)]
+    if not trials:
+        return ""
+    frames = list(dict.fromkeys(t.get("frame_size") for t in trials))
+    return ("<h4>Search trajectory</h4>"
+            '<p class="note">Rate offered by each trial (o passed, x failed or the '
+            "generator fell short), the rate actually sent, and the search interval "
+            "left after each trial.</p>"
+            '<div class="charts">' + "".join(
+                chart(charts.trajectory(trials, frame), f"{prefix}-trajectory-{frame}-chart",
+                      "trajectory") for frame in frames) + "</div>")
 
 
 def _nfvi(kpis: list[dict], trials: list[dict], prefix: str) -> str:

@@ -28,6 +28,18 @@ _PATH = {"type": ["object", "null"], "properties": {
         "losses": {"type": ["array", "null"], "items": {"type": "object"}},
         "blind": {"type": ["array", "null"], "items": {"type": "string"}}}}},
     "worst": _OBJECT}}
+# a stateful trial's connections, and a stateful answer (nsb.stateful_kpis)
+_SESSIONS = {"type": ["object", "null"], "properties": {
+    **{key: _NUM for key in ("intended", "attempted", "established", "never_attempted",
+                             "retransmitted", "cps", "offered_cps", "cps_asked", "loss_pct",
+                             "dut_sessions", "duration_s")},
+    "failed": _NUMBERS, "generator_errors": _NUMBERS, "bytes": _NUMBERS, "program": _TEXT}}
+_STATEFUL = {"type": ["object", "null"], "properties": {
+    **{key: _NUM for key in ("cps", "cps_asked", "established_cps", "sessions",
+                             "dut_sessions", "generator_ceiling_cps")},
+    "kind": _TEXT, "program": _TEXT, "counts": _SESSIONS}}
+_CPS_AT = {"type": ["object", "null"], "additionalProperties": {
+    "type": "object", "properties": {"cps": _NUM, "verdict": _TEXT, "counts": _SESSIONS}}}
 _FACTS = {"type": "object", "properties": {
     "nics": {"type": ["object", "null"], "additionalProperties": _NIC},
     "versions": _OBJECT}}
@@ -49,9 +61,10 @@ SHAPE = {
         "trials": {"type": "array", "items": {"type": "object", "properties": {
             "verdict": _TEXT, "reason": _TEXT, "requested_rate_pct": _NUM,
             "requested_rate_pps": _NUM, "iteration": {"type": ["integer", "null"]},
-            "latency": _LATENCY, "path": _PATH}}},
+            "latency": _LATENCY, "path": _PATH, "sessions": _SESSIONS}}},
         "results": {"type": "array", "items": {"type": "object", "properties": {
             "latency": _LATENCY, "limited_by": _TEXT, "lossy_hop": _OBJECT,
+            "stateful": _STATEFUL, "cps_at_pct": _CPS_AT,
             "chains": {"type": ["array", "null"], "items": {"type": "object", "properties": {
                 "chain": {"type": "integer"}, "lossy_hop": _OBJECT}}},
             "warnings": {"type": ["array", "null"], "items": {"type": "string"}}}}},

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import statistics
 
-from nsb import frames
+from nsb import frames, stateful_kpis
 from nsb.report.loading import TaskResults
 
 LATENCY_KEYS = ("min_us", "avg_us", "max_us", "p50_us", "p90_us", "p99_us", "p99_9_us")
 COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "throughput_mbps", "line_rate_pct", "loss_pct",
            *(f"latency_{key.replace('.', '_')}" for key in LATENCY_KEYS), "pdv_us",
-           "limited_by", "trials", "profile", "warnings", "latency_at_pps"]
+           "limited_by", "trials", "profile", "warnings", "latency_at_pps",
+           # a stateful answer's (empty for frames): its kind, the connections a second
+           # offered, asked and established, sessions held, the DUT's own count
+           stateful_kpis.KIND_FIELD, *stateful_kpis.RESULT_KEYS]
 # numbers that are averaged when a scenario ran several iterations
 MEAN_KEYS = [c for c in COLUMNS
-             if c.startswith(("throughput", "line_rate", "loss", "latency", "pdv"))]
+             if c.startswith(("throughput", "line_rate", "loss", "latency", "pdv"))
+             or c in stateful_kpis.RESULT_KEYS]
 
 
 def row(task_id: str, result: dict) -> dict:
@@ -42,6 +46,10 @@ def row(task_id: str, result: dict) -> dict:
                # the rate the latency was measured at, where that was not the answer's
                latency_at_pps=result.get("latency_measured_at_pps")
                if result.get("latency_warnings") else None)
+    stateful = stateful_kpis.of(result)
+    out[stateful_kpis.KIND_FIELD] = stateful_kpis.kind(result) or None
+    out.update({key: None for key in stateful_kpis.RESULT_KEYS})
+    out.update(stateful_kpis.result_numbers(stateful))
     if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
         out["outer_frame_size"] = result["outer_frame_size"]
     return out
@@ -66,22 +74,34 @@ def mean_by_frame(task: TaskResults, scenario: str) -> dict[int, dict]:
         for key in MEAN_KEYS:
             values = [r[key] for r in group if r[key] is not None]
             mean[key] = sum(values) / len(values) if values else None
+        mean[stateful_kpis.KIND_FIELD] = group[0][stateful_kpis.KIND_FIELD]
         limits = sorted({r["limited_by"] for r in group})
         mean["limited_by"] = ", ".join(limits)
         mean["warnings"] = "; ".join(dict.fromkeys(r["warnings"] for r in group
                                                    if r["warnings"]))
         mean["uncertainty_pct"] = uncertainty_pct(
-            [r for r in task.results_of(scenario) if r["frame_size"] == frame])
+            [r for r in task.results_of(scenario) if r["frame_size"] == frame],
+            _search_precision_pct(task, scenario, group))
         means[frame] = mean
     return means
 
 
-def uncertainty_pct(results: list[dict]) -> float | None:
-    """How far a throughput result can move without the DUT changing, in %: the
-    largest of its final search interval (resolution), the noise the search
-    measured (fastndr's edge samples) and the spread over iterations (sample
-    standard deviation); None when nothing says."""
-    found = []
+def _search_precision_pct(task: TaskResults, scenario: str, group: list[dict]) -> float | None:
+    """A stateful search's resolution (its profile's ``precision_pct``: its answer's
+    interval is no wider), for DUT-limited stateful answers; None for frames, whose
+    evidence names the failing rate above them."""
+    if not group[0][stateful_kpis.KIND_FIELD] or any(r["limited_by"] != "dut" for r in group):
+        return None
+    precision = task.profile_of(scenario).get("precision_pct")
+    return float(precision) if isinstance(precision, (int, float)) else None
+
+
+def uncertainty_pct(results: list[dict], resolution_pct: float | None = None) -> float | None:
+    """How far an answer can move without the DUT changing, in %: the largest of its
+    final search interval (resolution: from the evidence, or ``resolution_pct``), the
+    noise the search measured (fastndr's edge samples) and the spread of the answers
+    over iterations (sample standard deviation); None when nothing says."""
+    found = [resolution_pct] if resolution_pct is not None else []
     for result in results:
         evidence = result.get("evidence") or {}
         asked = evidence.get("rate_pps") or result.get("throughput_pps") or 0.0
@@ -91,7 +111,7 @@ def uncertainty_pct(results: list[dict]) -> float | None:
             found.append(100.0 * (failing - asked) / asked)
         if isinstance(result.get("noise"), (int, float)):
             found.append(100.0 * result["noise"])
-    spread = spread_pct([r.get("throughput_pps") for r in results if r.get("throughput_pps")])
+    spread = spread_pct([value for r in results if (value := stateful_kpis.value(r))])
     if spread is not None:
         found.append(spread)
     return max(found) if found else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsb import frames
-from nsb.report import repeatability
+from nsb.report import repeatability, stateful_table
 from nsb.report.summary import spread_pct
 
 HEADERS = ["Frame (B)", "Throughput (pps)", "Mbps", "% line rate", "Loss at NDR (%)",
@@ -27,7 +27,8 @@ def rows(results: list[dict]) -> list[list[str]]:
             f"{r['loss_pct']:.4f}",
             " / ".join(_num(lat.get(k)) for k in ("min_us", "avg_us", "max_us")) if lat else "-",
             " / ".join(_num(lat.get(k)) for k in ("p50_us", "p99_us", "p99_9_us")) if lat else "-",
-            r["limited_by"] + (" (unconfirmed)" if r.get("warnings") else ""),
+            r["limited_by"] + (" (unconfirmed)" if r.get("warnings") else
+                               " (latency unconfirmed)" if r.get("latency_warnings") else ""),
         ])
         out += _chain_rows(r)
     return out
@@ -56,7 +57,8 @@ def _chain_rows(r: dict) -> list[list[str]]:
 def warning_lines(results: list[dict]) -> list[str]:
     """What the answers cannot vouch for, a line each (printed under the table)."""
     lines = [f"! {frames.shown(r['frame_size'])}: {warning}"
-             for r in results for warning in r.get("warnings") or []]
+             for r in results for warning in [*(r.get("warnings") or []),
+                                              *(r.get("latency_warnings") or [])]]
     for r in results:
         first = r.get("first_failing_chain")
         if first:
@@ -113,20 +115,28 @@ _NARROW_CELLS = [(0, 1, 2, 3, 4, 7), (0, 5, 6)]
 
 def render(results: list[dict], title: str = "") -> object:
     """A rich renderable (printed by the CLI): one table, or two where the terminal
-    is narrower than WIDE_COLUMNS."""
-    return _Summary(rows(results), title, warning_lines(results))
+    is narrower than WIDE_COLUMNS; stateful answers in a table of their own."""
+    stateful = [r for r in results if stateful_table.is_stateful(r)]
+    frames_only = [r for r in results if not stateful_table.is_stateful(r)]
+    return _Summary(rows(frames_only), title,
+                    warning_lines(frames_only) + warning_lines(stateful)
+                    + stateful_table.lines(stateful), stateful_table.rows(stateful))
 
 
 class _Summary:
-    def __init__(self, cells: list[list[str]], title: str, warnings: list[str]):
+    def __init__(self, cells: list[list[str]], title: str, warnings: list[str],
+                 stateful: list[list[str]] | None = None):
         self.cells, self.title, self.warnings = cells, title, warnings
+        self.stateful = stateful or []
 
     def __rich_console__(self, console, options):
         from rich.text import Text
 
-        if options.max_width >= WIDE_COLUMNS:
+        if self.stateful:
+            yield _table(stateful_table.HEADERS, self.stateful, self.title)
+        if self.cells and options.max_width >= WIDE_COLUMNS:
             yield _table(HEADERS, self.cells, self.title)
-        else:
+        elif self.cells:
             for index, (headers, picks) in enumerate(zip(_NARROW, _NARROW_CELLS,
                                                          strict=True)):
                 yield _table(headers, [[row[i] for i in picks] for row in self.cells],

@@ -6,6 +6,11 @@ A test is the task file with its task args, the scenario (with its sweep point),
 profile, the frame size and, for service chains, the chain: a run with other args or
 another profile is another test. Generator-limited answers and unconfirmed ones (with
 warnings) are not the DUT's speed: they are left out, and said to be.
+
+A stateful answer's point is its own number (a ``cps`` answer's connections a second,
+a ``concurrent_sessions`` answer's sessions held), and its test has that unit where a
+frame answer's has its frame size (``connections/s``, ``sessions``): never one trend
+with frame answers, though all of them were found with 64 B frames.
 """
 
 from __future__ import annotations
@@ -17,10 +22,20 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nsb import frames
+from nsb import frames, stateful_kpis
 from nsb.outputs.influxdb.names import task_args_tag
 from nsb.report.loading import RESULTS_FILE
 from nsb.task import input_file
+
+# a stateful answer's unit, in its test's key where a frame answer has its frame size
+STATEFUL_UNITS = tuple(stateful_kpis.UNIT[stateful_kpis.VALUE_KEY[kind]]
+                       for kind in (stateful_kpis.CPS, stateful_kpis.SESSIONS))
+
+
+def key_frame(frame_size, stateful_kind: str):
+    """The fourth part of a test's key: the frame size, or a stateful answer's unit."""
+    key = stateful_kpis.VALUE_KEY.get(stateful_kind, "throughput_pps")
+    return frame_size if key == "throughput_pps" else stateful_kpis.UNIT[key]
 
 
 @dataclass(frozen=True)
@@ -28,7 +43,7 @@ class Point:
     """One run's answer of a test."""
 
     task_id: str
-    value: float  # throughput_pps
+    value: float  # throughput_pps; a stateful answer's cps or sessions (Trend.unit)
     left_out: str = ""  # why it is not part of the trend ('' when it is)
     time_s: float = 0.0  # when the answer was found (the result's timestamp)
     samples: tuple[float, ...] = ()  # MRR's trial receive rates: the run as jumpavg takes it
@@ -47,6 +62,12 @@ class Trend:
         stem, scenario, profile, frame, chain = self.test
         return f"{stem} {scenario} {profile} {frames.shown(frame)}" + (
             f" chain {chain}" if chain is not None else "")
+
+    @property
+    def unit(self) -> str:
+        """What the points count: packets a second, or a stateful answer's unit."""
+        frame = self.test[3]
+        return frame if frame in STATEFUL_UNITS else "pps"
 
     @property
     def left_out(self) -> list[Point]:
@@ -112,10 +133,10 @@ def _points(stem: str, task_id: str, result: dict):
     """The test keys and points one result gives: its own, and each chain's."""
     why = left_out_because(result.get("limited_by"), bool(result.get("warnings")))
     key = (stem, result.get("scenario", ""), result.get("profile", ""),
-           result.get("frame_size"))
+           key_frame(result.get("frame_size"), stateful_kpis.kind(result)))
     when = float(result.get("timestamp") or 0.0)
     samples = tuple(float(r) for r in (result.get("mrr") or {}).get("receive_rates_pps") or ())
-    yield (*key, None), Point(task_id, float(result.get("throughput_pps") or 0.0), why, when,
+    yield (*key, None), Point(task_id, float(stateful_kpis.value(result) or 0.0), why, when,
                               samples)
     for share in result.get("chains") or []:
         yield (*key, share["chain"]), Point(task_id, float(share["throughput_pps"]), why, when)
@@ -185,7 +206,7 @@ def _order(item) -> tuple:
     return stem, scenario, profile, str(frame), -1 if chain is None else chain
 
 
-HEADERS = ["Test", "Runs", "Left out", "Groups (runs: average pps)", "Newest", "Change"]
+HEADERS = ["Test", "Runs", "Left out", "Groups (runs: average)", "Newest", "Change"]
 
 
 def rows(found: list[Trend]) -> list[list[str]]:
@@ -193,7 +214,8 @@ def rows(found: list[Trend]) -> list[list[str]]:
     for trend in found:
         left = trend.left_out
         reasons = sorted({p.left_out for p in left})
-        groups = "; ".join(f"{g['runs']}: {g['avg']:,.0f}" for g in trend.groups) or "-"
+        groups = "; ".join(f"{g['runs']}: {g['avg']:,.0f} {trend.unit}"
+                           for g in trend.groups) or "-"
         change = f"{trend.change_pct:+.1f} %" if trend.change_pct is not None else "-"
         out.append([trend.name, str(len(trend.points)),
                     f"{len(left)} ({', '.join(reasons)})" if left else "0", groups,
@@ -201,10 +223,15 @@ def rows(found: list[Trend]) -> list[list[str]]:
     return out
 
 
+_VALUE_NAME = {stateful_kpis.UNIT[key]: key for key in ("cps", "sessions")}
+
+
 def as_json(found: list[Trend]) -> str:
+    """Each point's value under its own name: throughput_pps, cps or sessions."""
     return json.dumps([{"test": list(t.test), "name": t.name, "newest": t.newest,
-                        "change_pct": t.change_pct, "groups": t.groups,
-                        "points": [{"task_id": p.task_id, "throughput_pps": p.value,
+                        "change_pct": t.change_pct, "groups": t.groups, "unit": t.unit,
+                        "points": [{"task_id": p.task_id,
+                                    _VALUE_NAME.get(t.unit, "throughput_pps"): p.value,
                                     "left_out": p.left_out,
                                     **({"trials_pps": list(p.samples)} if p.samples else {})}
                                    for p in t.points]}

@@ -29,7 +29,8 @@ from nsb.report import trend_groups
 
 LOG = logging.getLogger(__name__)
 FOLDER = ".trend-cache"
-FORMAT = 1  # of both files; a change of what they hold or mean changes it
+FORMAT = 2  # of both files; a change of what they hold or mean changes it (2: stateful
+# answers are points of their own tests, in their own unit)
 
 
 def folder(results_dir: Path) -> Path:

@@ -10,6 +10,7 @@ from html import escape
 from nsb import __version__
 from nsb.report.trend import HEADERS, Trend, rows
 
+_AXIS = {"connections/s": "connections per second", "sessions": "sessions held"}
 MARKS = {"regression": ("#c0392b", "triangle-down"), "progression": ("#27ae60", "triangle-up")}
 
 
@@ -27,7 +28,7 @@ def figure(trend: Trend):
                                  text=[p.left_out for p in trend.left_out]))
     _draw_groups(fig, trend, [p.task_id for p in counted])
     fig.update_layout(template="plotly_white", height=320, title=trend.name,
-                      yaxis_title="throughput (pps)",
+                      yaxis_title=_AXIS.get(trend.unit, "throughput (pps)"),
                       xaxis={"type": "category", "categoryorder": "category ascending"})
     return fig
 

@@ -3,7 +3,7 @@
 ``history`` reads what nsb's influxdb output wrote (every finished task's nsb_result
 and nsb_result_chain points) as the tests and points the results directory gives
 (nsb.report.trend): a test is the test case with its task args, the scenario, the
-profile, the frame size and the chain.
+profile, the frame size (a stateful answer's unit) and the chain.
 
 Grafana cannot run jumpavg, so ``marks`` turns the trends into nsb_trend points, one
 per test and counted run at the run's result time: its group's average and whether
@@ -14,7 +14,7 @@ to another run as the history grows moves its mark too.
 
 from __future__ import annotations
 
-from nsb import units
+from nsb import stateful_kpis, units
 from nsb.outputs.influxdb import names as n
 from nsb.outputs.influxdb import reader
 from nsb.outputs.influxdb.influxql import ident, select
@@ -41,10 +41,22 @@ def _frame(tag: str):
     return int(tag) if tag.isdigit() else tag
 
 
-def _key(tags: dict) -> tuple:
+def _key(tags: dict, stateful_kind: str = "") -> tuple:
     return (trend.test_name(tags.get(n.TEST_CASE, ""), tags.get(n.TASK_ARGS, "")),
             tags.get(n.SCENARIO, ""), tags.get(n.PROFILE, ""),
-            _frame(tags.get(n.FRAME_SIZE, "")))
+            trend.key_frame(_frame(tags.get(n.FRAME_SIZE, "")), stateful_kind))
+
+
+# a stateful answer's own number, and its group's average in nsb_trend, by unit
+_VALUE = {stateful_kpis.UNIT[key]: key for key in (n.CPS, n.SESSIONS)}
+_GROUP_AVG = {stateful_kpis.UNIT[n.CPS]: n.GROUP_AVG_CPS,
+              stateful_kpis.UNIT[n.SESSIONS]: n.GROUP_AVG_SESSIONS}
+
+
+def _value(row: dict, key: tuple) -> float | None:
+    """A result's answer: its throughput, or a stateful answer's cps or sessions."""
+    found = row.get(_VALUE.get(key[3], n.THROUGHPUT_PPS))
+    return float(found) if isinstance(found, (int, float)) else None
 
 
 def _answer(tags: dict) -> tuple:
@@ -55,18 +67,20 @@ def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[t
     """Every test's points in time order, from the results of the last ``days``."""
     done = finished_tasks(settings, days)
     fields = [(ident(name), "") for name in (n.THROUGHPUT_PPS, n.WARNING_COUNT,
-                                             n.RECEIVE_RATES)]
+                                             n.RECEIVE_RATES, n.STATEFUL_KIND, n.CPS,
+                                             n.SESSIONS)]
     results = reader.query(settings, select(n.RESULT, fields, [_since(days)], group_by=["*"]))
     tests: dict[tuple, list[tuple]] = {}
     answers: dict[tuple, tuple] = {}  # (task, scenario, frame) -> the result's key, warnings
     for tags, row in reader.rows(results):
         task_id = tags.get(n.TASK_ID, "")
-        if task_id not in done or row.get(n.THROUGHPUT_PPS) is None:
+        key = _key(tags, str(row.get(n.STATEFUL_KIND) or ""))
+        if task_id not in done or (value := _value(row, key)) is None:
             continue
-        key, warnings = _key(tags), bool(row.get(n.WARNING_COUNT))
+        warnings = bool(row.get(n.WARNING_COUNT))
         answers[_answer(tags)] = key, warnings
         why = trend.left_out_because(tags.get(n.LIMITED_BY), warnings)
-        tests.setdefault((*key, None), []).append(_point(task_id, row, why))
+        tests.setdefault((*key, None), []).append(_point(task_id, row, why, value))
     chains = reader.query(settings, select(n.RESULT_CHAIN, [(ident(n.THROUGHPUT_PPS), "")],
                                            [_since(days)], group_by=["*"]))
     for tags, row in reader.rows(chains):
@@ -83,10 +97,11 @@ def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[t
             for key, points in tests.items()}
 
 
-def _point(task_id: str, row: dict, why: str) -> tuple:
+def _point(task_id: str, row: dict, why: str, value: float | None = None) -> tuple:
+    """A run's point: ``value`` (a stateful answer's), else the row's throughput."""
     samples = tuple(float(r) for r in (row.get(n.RECEIVE_RATES) or "").split(",") if r)
-    return (task_id, row["time"]), trend.Point(task_id, float(row[n.THROUGHPUT_PPS]), why,
-                                               row["time"] / 1e9, samples)
+    value = float(row[n.THROUGHPUT_PPS]) if value is None else value
+    return (task_id, row["time"]), trend.Point(task_id, value, why, row["time"] / 1e9, samples)
 
 
 def marks(found: list[trend.Trend]) -> list[InfluxPoint]:
@@ -103,8 +118,8 @@ def marks(found: list[trend.Trend]) -> list[InfluxPoint]:
         for point, group in trend.grouped(one):
             began = group["first"] == point.task_id and before is not None
             change = CHANGE.get(group["comment"], 0.0) if began else 0.0
-            fields = {n.GROUP_AVG_PPS: group["avg"], n.CHANGE: change,
-                      n.THROUGHPUT_PPS: point.value}
+            fields = {_GROUP_AVG.get(one.unit, n.GROUP_AVG_PPS): group["avg"], n.CHANGE: change,
+                      _VALUE.get(one.unit, n.THROUGHPUT_PPS): point.value}
             step_pct = _step_pct(before, group) if began else None
             if step_pct is not None:
                 fields[n.CHANGE_PCT] = step_pct
@@ -123,12 +138,15 @@ def _step_pct(before: dict, group: dict) -> float | None:
 def _text(one: trend.Trend, point: trend.Point, group: dict, before: dict | None,
           step_pct: float | None) -> str:
     """The annotation's words: where a group began, the step; else the run's group."""
+    def text(value: float) -> str:
+        return units.pps_text(value) if one.unit == "pps" else f"{value:,.0f} {one.unit}"
+
     if before is None:
         return f"{one.name}: run {point.task_id} in a group of {group['runs']} runs " \
-               f"averaging {units.pps_text(group['avg'])}"
+               f"averaging {text(group['avg'])}"
     step = f" ({step_pct:+.1f} %)" if step_pct is not None else ""
     return (f"{group['comment']} at run {point.task_id}: {one.name} "
-            f"{units.pps_text(before['avg'])} -> {units.pps_text(group['avg'])}{step}, jumpavg")
+            f"{text(before['avg'])} -> {text(group['avg'])}{step}, jumpavg")
 
 
 def write(settings: InfluxSettings, points: list[InfluxPoint]) -> None:

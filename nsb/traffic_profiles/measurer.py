@@ -91,6 +91,14 @@ class TrialHooks:
         """Where trial ``index``'s frames went, per direction (after trial_measured)."""
         return None
 
+    def sessions_started(self, index: int) -> None:
+        """Stateful trial ``index`` is about to start: the DUTs that keep state reset."""
+
+    def sessions_counted(self, index: int) -> int | None:
+        """The most sessions the DUTs held during stateful trial ``index`` (their own
+        count); None without a DUT that keeps state."""
+        return None
+
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         """Figures added to the result of a frame size (``ResultReady.extra``)."""
         return {}
@@ -203,11 +211,20 @@ class Measurer:
 
     def _run(self, trial: Trial, index: int, send: Callable[[Trial], TrialResult]
              ) -> tuple[TrialResult, NsbError | None]:
-        """The trial between the hooks; the trial's own error is the one to see."""
+        """The trial between the hooks; the trial's own error is the one to see. A
+        stateful trial's DUTs are reset before it and counted while it runs."""
         self.hooks.trial_started(index)
         try:
+            if trial.sessions is not None:
+                self.hooks.sessions_started(index)
             result = send(trial)
+            if getattr(result, "sessions", None) is not None:  # a TrialResult's: checked next
+                result = replace(result, sessions=replace(
+                    result.sessions, dut_sessions=self.hooks.sessions_counted(index)))
         except BaseException:
+            with contextlib.suppress(Exception):
+                if trial.sessions is not None:  # the witness's sampling ends with the trial
+                    self.hooks.sessions_counted(index)
             with contextlib.suppress(Exception):
                 self.hooks.trial_measured(index)
             raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from nsb.contexts.base import Context, Node
 from nsb.frames import Frame
@@ -130,6 +130,21 @@ class Vnf(Plugin):
         """Figures this VNF adds to each frame size's result (e.g. switching operations)."""
         return {}
 
+    # a DUT that keeps state (a firewall's connections, a NAT's bindings) says so and
+    # owns its state: stateful trials reset it before each trial and count it after;
+    # None: it may keep state nsb can neither reset nor count (a box nsb does not run)
+    KEEPS_STATE: ClassVar[bool | None] = False
+
+    def reset_state(self) -> None:
+        """Forget every session it holds (before a stateful trial: the conntrack table
+        flushed, a NAT's table cleared). Only a DUT that keeps state is asked."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no state to reset")
+
+    def session_count(self) -> int:
+        """The sessions it holds now, by its own count (the witness of a stateful trial:
+        conntrack's table, a NAT's bindings). Only a DUT that keeps state is asked."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no state to count")
+
     @abc.abstractmethod
     def terminate(self) -> None:
         """Stop everything instantiate started; safe to call more than once."""
@@ -144,6 +159,9 @@ class TrafficGen(Vnf):
     no_frame_mix_reason = ""
     # can send an exact burst (Trial.burst_frames frames at the rate, then stop)
     SENDS_BURSTS = False
+    # it opens connections: stateful trials (Trial.sessions), for the profiles that
+    # open connections (NEEDS_SESSIONS)
+    SENDS_SESSIONS = False
     # why this generator cannot send exact bursts, in words ('' if it can)
     no_burst_reason = ""
 
@@ -151,6 +169,11 @@ class TrafficGen(Vnf):
     @abc.abstractmethod
     def tx_port_count(self) -> int:
         """How many ports transmit: the line rate of a trial is this many ports' worth."""
+
+    def check_sessions(self, load) -> str:
+        """Why this generator cannot run a stateful trial's ``load`` ('' when it can):
+        asked at plan time of a generator that opens connections (SENDS_SESSIONS)."""
+        return ""
 
     @abc.abstractmethod
     def run_trial(self, trial: Trial) -> TrialResult:

@@ -46,6 +46,7 @@ from nsb.outputs.influxdb.output import InfluxDbOutput
 from nsb.outputs.influxdb.points import InfluxPoint, PointBuilder
 from nsb.outputs.influxdb.spool import Spool
 from nsb.runinfo import RunInfo
+from nsb.sessions import SessionCounts, SessionLoad
 from nsb.task import loader
 from nsb.task.model import PluginSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
@@ -154,9 +155,10 @@ def stored_influxql(server, db: str) -> list[tuple]:
 
 
 def as_samples(points: list[InfluxPoint]) -> list[tuple]:
-    """Points as VictoriaMetrics stores them: one sample per field, millisecond times."""
+    """Points as VictoriaMetrics stores them: one sample per field, millisecond times;
+    a string field (a stateful answer's kind, warnings) is a sample of 0 there."""
     return sorted((f"{p.measurement}_{name}", tuple(sorted(p.tags.items())),
-                   p.time_ns // 1_000_000, value)
+                   p.time_ns // 1_000_000, 0 if isinstance(value, str) else value)
                   for p in points for name, value in p.fields.items())
 
 
@@ -276,6 +278,7 @@ def synthetic_events() -> list[Event]:
                                      "first_failing_chain": {"chain": 1, "loss_pct": 2.5,
                                                              "rate_pps": 14880952.0,
                                                              "chains_failed": [1]}}))
+    events += stateful_events(now)
     for index in range(3):  # a soak's intervals, then PLRsearch's estimate after a trial
         sample = IntervalSample(index, 2.0 * index, 2.0 * index + 2, 2000000, 2000000 - index,
                                 latency=latency)
@@ -287,6 +290,47 @@ def synthetic_events() -> list[Event]:
                               fits={"stretch": (8.4e5, 2e4), "erf": (8.6e5, 2.5e4)},
                               timestamp=now + 9.6))
     events.append(TaskFinished(TASK_ID, "", status="ok", duration_s=10.5, timestamp=now + 10))
+    return events
+
+
+def stateful_events(now: float) -> list[Event]:
+    """A CPS trial that lost connections by two reasons and one the DUT held, then a
+    cps and a concurrent_sessions answer (before the frame answer: the documented
+    last() per frame size stays the frames')."""
+    events: list[Event] = []
+    for index, (load, counts) in enumerate([
+            (SessionLoad("tcp_cps", 20000.0), SessionCounts(
+                intended=20000, attempted=19000, established=4916,
+                failed={"not_established": 14000, "reset": 84}, retransmitted=8291,
+                generator_errors={"flow_overflow": 1000}, duration_s=1.0,
+                dut_sessions=5348, bytes={"client_to_server": 1280000,
+                                          "server_to_client": 314624})),
+            (SessionLoad("long_lived", 2000.0, hold_s=4.0), SessionCounts(
+                intended=2919, attempted=2919, established=2919, duration_s=1.4595,
+                dut_sessions=2919))], start=5):
+        trial = Trial(64, 0.0, counts.duration_s, sessions=load)
+        result = TrialResult(trial=trial, tx_packets=7 * counts.attempted,
+                             rx_packets=7 * counts.established, elapsed_s=counts.duration_s,
+                             sessions=counts)
+        events.append(TrialDone(TASK_ID, "sc1", iteration=0, trial_index=index, result=result,
+                                verdict="fail" if counts.lost else "pass", rate_pct=100.0,
+                                lower_pct=0.0, upper_pct=100.0, reason="r",
+                                timestamp=now + 3 + index / 10))
+    for kind, cps, sessions, profile in (("cps", 2938.0, None, "cps"),
+                                         ("concurrent_sessions", 2000.0, 2919,
+                                          "concurrent_sessions")):
+        stateful = {"kind": kind, "program": "tcp_cps", "cps": cps, "cps_asked": cps,
+                    "established_cps": cps, "sessions": sessions, "dut_sessions": 2919,
+                    "counts": SessionCounts(intended=2921, attempted=2921, established=2919,
+                                            failed={"reset": 2}, retransmitted=9,
+                                            duration_s=1.0, dut_sessions=2919).record(),
+                    "generator_ceiling_cps": 38312.0, "trial_index": 6}
+        events.append(ResultReady(TASK_ID, "sc1", iteration=0, frame_size=64,
+                                  throughput_pps=20575.0, throughput_mbps=13.83,
+                                  line_rate_pct=0.07, loss_pct=0.0, latency=None,
+                                  limited_by="dut", trials=8, profile=profile,
+                                  timestamp=now + 8 + len(events) / 10,
+                                  extra={"stateful": stateful}))
     return events
 
 

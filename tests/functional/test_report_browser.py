@@ -155,13 +155,21 @@ def report(tmp_path_factory):
                       str(tmp / "results"), "-o", str(out)) == 0
     docs = [json.loads((tmp / "results" / i / "results.json").read_text())
             for i in (lab_id, "simdut01")]
+    rendered, shot, events = open_in_chromium(out, tmp)
+    return {"ids": [lab_id, "simdut01"], "docs": docs, "rendered": rendered, "png": shot,
+            "events": events, "html": out}
+
+
+def open_in_chromium(page: Path, tmp: Path) -> tuple[dict, bytes, list]:
+    """What Chromium rendered of ``page`` (charts and tables), its screenshot and the
+    DevTools events it sent."""
     browser = Chromium(tmp / "profile")
     try:
         for domain in ("Page", "Runtime", "Log", "Network"):
             browser.page(f"{domain}.enable")
         browser.page("Emulation.setDeviceMetricsOverride", width=VIEWPORT[0],
                      height=VIEWPORT[1], deviceScaleFactor=1, mobile=False)
-        browser.page("Page.navigate", url=out.as_uri())
+        browser.page("Page.navigate", url=page.as_uri())
         browser.wait_for_event("Page.loadEventFired")
         settled = browser.page("Runtime.evaluate", awaitPromise=True, returnByValue=True,
                                expression="new Promise(r => requestAnimationFrame("
@@ -170,12 +178,10 @@ def report(tmp_path_factory):
         found = browser.page("Runtime.evaluate", expression=RENDERED, returnByValue=True)
         rendered = json.loads(found["result"]["value"])
         shot = base64.b64decode(browser.page("Page.captureScreenshot", format="png")["data"])
-        (tmp / "report.png").write_bytes(shot)
-        events = list(browser.events)
+        (tmp / f"{page.stem}.png").write_bytes(shot)
+        return rendered, shot, list(browser.events)
     finally:
         browser.close()
-    return {"ids": [lab_id, "simdut01"], "docs": docs, "rendered": rendered, "png": shot,
-            "events": events, "html": out}
 
 
 def test_page_loads_without_console_errors(report):
@@ -296,3 +302,70 @@ def test_summary_and_comparison_tables_show_the_results(report):
         assert diff == pytest.approx(
             compare.pct_diff(base["throughput_pps"], other["throughput_pps"]))
     assert len(tables["cmp1-latency-table"]) == len(FRAMES)
+
+
+# --- stateful answers: connections and sessions -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def stateful_report(tmp_path_factory):
+    """A CPS run and a concurrent-sessions run (the stateful profiles over a DUT of known
+    capacity, written by nsb's file output) in one report."""
+    from nsb.traffic_profiles.stateful.concurrent import ConcurrentSessionsProfile
+    from nsb.traffic_profiles.stateful.cps import CpsProfile
+    from tests.doubles.stateful_dut import StatefulDutDouble, make_profile, stateful_run
+
+    tmp = tmp_path_factory.mktemp("stateful")
+    stateful_run(tmp / "results", "cps00001", "cps_nat", make_profile(
+        CpsProfile, "cps", lower_cps=500, upper_cps=20000, precision_pct=5, duration=1,
+        latency_at=[50]), StatefulDutDouble(dut_cps=2938))
+    stateful_run(tmp / "results", "ses00001", "sessions", make_profile(
+        ConcurrentSessionsProfile, "concurrent_sessions", lower_sessions=100,
+        upper_sessions=10000, precision_pct=2, open_cps=2000),
+        StatefulDutDouble(dut_sessions=2919))
+    out = tmp / "stateful.html"
+    assert nsb_report("report", "html", "cps00001", "ses00001", "--results-dir",
+                      str(tmp / "results"), "-o", str(out)) == 0
+    docs = [json.loads((tmp / "results" / i / "results.json").read_text())
+            for i in ("cps00001", "ses00001")]
+    rendered, _, events = open_in_chromium(out, tmp)
+    return {"docs": docs, "rendered": rendered, "events": events}
+
+
+def test_stateful_charts_draw_every_trial_in_connections_and_sessions(stateful_report):
+    """Per trial: the rate asked (one marker), offered and established (one each), the
+    sessions asked, established and held by the DUT; the lost connections as bars."""
+    cps_doc, sessions_doc = stateful_report["docs"]
+    charts = stateful_report["rendered"]["charts"]
+    errors = [e for e in stateful_report["events"] if e.get("method") ==
+              "Runtime.exceptionThrown"]
+    assert errors == []
+    cps_trials, held_trials = len(cps_doc["trials"]), len(sessions_doc["trials"])
+    assert cps_trials >= 5 and held_trials >= 5
+    assert charts["t1-s1-cps-chart"]["markers"] == 3 * cps_trials
+    lost = [t for t in cps_doc["trials"] if t["sessions"]["failed"]]
+    assert charts["t1-s1-failed-chart"]["bars"] == len(cps_doc["trials"]) and lost
+    assert charts["t2-s1-sessions-chart"]["markers"] == 3 * held_trials
+    assert charts["t2-s1-cps-chart"]["markers"] == 3 * held_trials
+    for chart_id in ("t1-s1-cps-chart", "t1-s1-failed-chart", "t2-s1-sessions-chart"):
+        assert charts[chart_id]["drawn"] and charts[chart_id]["height"] > 200, chart_id
+    # a connection rate's 64 B packets are no throughput answer, nor a frame search
+    assert not any(key.endswith(("-throughput-chart", "-trajectory-64-chart"))
+                   for key in charts)
+    # compared in connections a second: the sessions answer is no connection rate
+    assert charts["cmp1-cps-chart"]["bars"] == 1
+
+
+def test_the_stateful_table_shows_each_answer_in_its_own_unit(stateful_report):
+    tables = stateful_report["rendered"]["tables"]
+    cps_doc, sessions_doc = stateful_report["docs"]
+    (cps_row,) = tables["t1-s1-stateful-table"]
+    answer = cps_doc["results"][0]["stateful"]
+    assert cps_row[:3] == ["cps", "tcp_cps", f"{answer['cps']:,.0f} connections/s"]
+    assert cps_row[6] == f"{answer['dut_sessions']:,}" and cps_row[-1] == "dut"
+    (held_row,) = tables["t2-s1-stateful-table"]
+    assert held_row[2] == f"{sessions_doc['results'][0]['stateful']['sessions']:,} sessions"
+    (at_half,) = tables["t1-s1-cps-at-table"]
+    assert at_half[0] == "50" and at_half[-1] == "pass"
+    # a connection rate against sessions held: answers of different kinds
+    assert [(row[0], row[-1]) for row in tables["cmp1-throughput-table"]] == [
+        ("cps", "not comparable")]

@@ -23,6 +23,7 @@ from nsb.grafana import dashboards
 from nsb.outputs.file import FileOutput
 from nsb.outputs.influxdb.output import InfluxDbOutput
 from nsb.runinfo import RunInfo
+from nsb.sessions import SessionCounts
 from nsb.task.model import PluginSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
 from tests.functional.tsdb_servers import influxdb1
@@ -57,15 +58,37 @@ def run_events(task_id: str, index: int, at: float) -> list:
             TaskFinished(task_id, "", status=status, duration_s=40.0, timestamp=at + 40)]
 
 
-def write_history(tmp_path: Path, server, runs: int) -> Path:
+def stateful_events(task_id: str, index: int, at: float) -> list:
+    """A CPS answer of a DUT whose connection rate drops by a sixth from run STEP_AT;
+    its packets (the trial's, seven a connection) are no part of its trend."""
+    level = (3000.0 if index < STEP_AT else 2500.0) * (1 + NOISE[index])
+    stateful = {"kind": "cps", "program": "tcp_cps", "cps": level, "cps_asked": level,
+                "established_cps": level, "sessions": None, "dut_sessions": round(level),
+                "counts": SessionCounts(intended=round(level), attempted=round(level),
+                                        established=round(level), duration_s=1.0,
+                                        dut_sessions=round(level)).record(),
+                "trial_index": 3}
+    return [TaskStarted(task_id, "", task_file="tc_astf_cps.yaml", description="",
+                        plan={}, results_dir="", timestamp=at,
+                        scenarios=(ScenarioSummary("cps_nat", "tg0", "cps"),)),
+            ResultReady(task_id, "cps_nat", iteration=0, frame_size=64,
+                        throughput_pps=7 * level * (1 + 0.05 * (index % 2)),
+                        throughput_mbps=1.0, line_rate_pct=0.1, loss_pct=0.0, latency=None,
+                        trials=8, profile="cps", timestamp=at + 30,
+                        limited_by="generator" if index == GENERATOR_LIMITED_RUN else "dut",
+                        extra={"stateful": stateful}),
+            TaskFinished(task_id, "", status=TaskStatus.OK, duration_s=40.0, timestamp=at + 40)]
+
+
+def write_history(tmp_path: Path, server, runs: int, events=run_events,
+                  file: str = "/lab/tc_testpmd_chains.yaml") -> Path:
     """``runs`` tasks an hour apart ending now, each through a results file and InfluxDB."""
     results = tmp_path / "results"
     start = time.time() - runs * 3600
     for index in range(runs):
         task_id = time.strftime("%y%m%d-%H%M%S", time.gmtime(start + index * 3600)) + \
             f"-{index:06x}"
-        task = SimpleNamespace(file=Path("/lab/tc_testpmd_chains.yaml"), args=ARGS,
-                               description="", label="")
+        task = SimpleNamespace(file=Path(file), args=ARGS, description="", label="")
         run = RunInfo(task_id, task, results / task_id)
         influx = {"url": server.url, "api": "v1", "database": "nsb_trend", "batch_size": 50,
                   "flush_interval_s": 0.02}
@@ -74,7 +97,7 @@ def write_history(tmp_path: Path, server, runs: int) -> Path:
                    InfluxDbOutput(spec, plugins.check_options(InfluxDbOutput, spec), run)]
         for out in outputs:
             out.open()
-        for event in run_events(task_id, index, start + index * 3600):
+        for event in events(task_id, index, start + index * 3600):
             for out in outputs:
                 out.handle(event)
         for out in outputs:
@@ -152,3 +175,31 @@ def test_the_influxdb_history_trends_as_the_results_directory_and_marks_the_step
             assert "error" not in reply, (query, reply)
             found.append(sum(len(s["values"]) for s in reply.get("series", [])))
         assert found == [3, 0, 30]  # regressions, progressions, each run's group average
+
+
+def test_a_stateful_history_trends_in_connections_from_influxdb_as_from_the_results(
+        tmp_path, capsys):
+    """A cps answer's trend is its connections a second, keyed by that unit, the same
+    from InfluxDB as from the results directory; its marks carry group_avg_cps."""
+    with influxdb1(tmp_path) as server:
+        results = write_history(tmp_path, server, runs=12, events=stateful_events,
+                                file="/lab/tc_astf_cps.yaml")
+        conn = ["--url", server.url, "--api", "v1", "--database", "nsb_trend"]
+        from_dir = json.loads(nsb(capsys, "report", "trend", "--results-dir", str(results),
+                                  "--format", "json"))
+        from_influx = json.loads(nsb(capsys, "report", "trend", "--influx", *conn,
+                                     "--format", "json"))
+        assert from_influx == from_dir
+        (found,) = from_influx
+        assert found["name"].endswith(" cps_nat cps connections/s")
+        assert found["unit"] == "connections/s" and found["newest"] == "regression"
+        levels = [p["cps"] for p in found["points"] if not p["left_out"]]
+        assert all(2400 < v < 3100 for v in levels)  # connections, not the packets
+        assert [p["left_out"] for p in found["points"]].count("generator-limited") == 1
+        nsb(capsys, "report", "trend", "--results-dir", str(results), "--annotate", *conn)
+        step = server.query('SELECT "text", "group_avg_cps", "cps" FROM "nsb_trend" '
+                            'WHERE "change" < 0', db="nsb_trend")
+        ((_, text, average, value),) = step["results"][0]["series"][0]["values"]
+        assert "connections/s" in text and 2400 < average < 2600 and 2400 < value < 2600
+        pps = server.query('SELECT count("group_avg_pps") FROM "nsb_trend"', db="nsb_trend")
+        assert "series" not in pps["results"][0]  # no packet rate written for it

@@ -76,13 +76,16 @@ def test_the_panels_of_each_dashboard(boards):
     titles = {uid: [p["title"] for p in board["panels"]] for uid, board in boards.items()}
     assert titles[RESULTS_UID] == [
         "Throughput vs frame size (packets/s)", "Throughput vs frame size (% of line rate)",
-        "Latency vs frame size: task $task_id", "Results per frame size", "Platform",
+        "Latency vs frame size: task $task_id", "Results per frame size",
+        "Stateful answers (connections and sessions)", "Platform",
         "Throughput per service chain (packets/s)"]
     assert titles[TRIALS_UID] == [
         "Offered and received rate per trial", "Search interval (% of line rate)",
         "Loss per trial", "Latency per trial", "Generator ports per trial",
         "Frames lost per hop", "Frames lost per hop, trial by trial",
-        "Loss per service chain, trial by trial"]
+        "Loss per service chain, trial by trial",
+        "Connections per second per trial: asked vs established",
+        "Sessions per trial: asked vs held by the DUT", "Connections lost per trial, by reason"]
     assert titles[NFVI_UID] == [
         "CPU per VNF process", "Memory (RSS) per VNF process",
         "Context switches per VNF process", "CPU utilisation per core",
@@ -161,6 +164,29 @@ def test_what_each_panel_queries(boards):
     assert "mean(/^cpu[0-9]+_util_pct$/)" in cores and '"source" =~ /^node:/' in cores
 
 
+def test_stateful_panels_query_the_sessions_of_trials_and_answers(boards):
+    """Per stateful trial the rate asked, offered, established; the sessions asked and
+    held by the DUT; every failed_<reason> field by its regex; per answer its own
+    numbers, only from the results that have them."""
+    def query(uid, title):
+        return " ".join(t["query"] for t in panel(boards[uid], title)["targets"])
+
+    cps = query(TRIALS_UID, "Connections per second per trial")
+    assert 'FROM "nsb_trial_sessions"' in cps
+    assert all(f'"{f}" AS "{alias}"' in cps for f, alias in (
+        (m.CPS_ASKED, "asked"), (m.OFFERED_CPS, "offered"), (m.CPS, "established")))
+    assert cps.endswith('GROUP BY "task_id", "scenario", "program"')
+    held = query(TRIALS_UID, "Sessions per trial")
+    assert f'"{m.DUT_SESSIONS}" AS "held by the DUT"' in held and f'"{m.INTENDED}"' in held
+    failed = query(TRIALS_UID, "Connections lost per trial")
+    assert "SELECT /^failed_/, " in failed and f'"{m.NEVER_ATTEMPTED}"' in failed
+    answers = query(RESULTS_UID, "Stateful answers")
+    assert 'FROM "nsb_result"' in answers and '"cps" >= 0' in answers
+    assert 'last("stateful_kind") AS "stateful_kind"' in answers
+    assert 'mean("dut_sessions")' in answers and 'max("generator_ceiling_cps")' in answers
+    assert "$timeFilter" not in answers  # answers whatever the time range
+
+
 def test_soak_panels_query_the_intervals_and_plrsearchs_estimates(boards):
     """A soak's intervals and PLRsearch's estimates, live (auto-refresh), per series of
     task, scenario and frame size; the estimate drawn with its spread."""
@@ -219,9 +245,12 @@ def test_the_trend_follows_test_cases_over_runs(boards):
     assert trend["time"]["from"] == "now-90d"
     queries = [target["query"] for _, target in targets(trend)]
     assert [re.search(r'SELECT "(\S+)"', q).group(1) for q in queries] == [
-        "throughput_pps", "group_avg_pps", "line_rate_pct", "latency_p99_us"]
+        "throughput_pps", "group_avg_pps", "line_rate_pct", "latency_p99_us", "cps",
+        "sessions"]
     assert all(q.endswith('GROUP BY "test_case", "scenario", "frame_size"')
-               for q in queries if '"nsb_result"' in q)
+               for q in queries[:4] if '"nsb_result"' in q)
+    # a stateful answer is no frame size's: one series per test case and scenario
+    assert all(q.endswith('GROUP BY "test_case", "scenario"') for q in queries[4:])
     assert queries[1].endswith('GROUP BY "test_case", "scenario", "frame_size", "chain"')
     marks = trend["annotations"]["list"]
     assert [a["target"]["query"].split(" AND ")[-2:] for a in marks] == [

@@ -27,6 +27,7 @@ from nsb.outputs.influxdb.settings import MASK, InfluxSettings, list_opts, resol
 from nsb.outputs.influxdb.spool import Spool
 from nsb.outputs.influxdb.writer import LIVE, SPOOLING, BackgroundWriter, retry_delays
 from nsb.runinfo import RunInfo
+from nsb.sessions import SessionCounts, SessionLoad
 from nsb.task.model import PluginSpec, Where
 from nsb.task.yaml_lines import LocatedDocument
 from nsb.trial import LatencyStats, Trial, TrialResult
@@ -554,3 +555,66 @@ def test_each_service_chain_of_a_trial_and_a_result_is_a_point_tagged_with_it():
     assert [p.fields["failed_first"] for p in per_chain] == [0.0, 1.0]
     assert per_chain[0].fields["latency_p99_us"] == 7.0
     assert per_chain[1].tags["chain"] == "1" and per_chain[1].tags["limited_by"] == "dut"
+
+
+def stateful_trial(index=5) -> TrialDone:
+    """A CPS trial through NAT as the lab measured one: most connections not
+    established, some reset, a flow table the generator filled."""
+    load = SessionLoad("tcp_cps", 20000.0, request_bytes=64, response_bytes=64)
+    counts = SessionCounts(intended=20000, attempted=19000, established=4916,
+                           failed={"not_established": 14000, "Reset": 84}, retransmitted=8291,
+                           generator_errors={"flow_overflow": 1000}, duration_s=1.0,
+                           dut_sessions=5348, bytes={"client_to_server": 1280000,
+                                                     "server_to_client": 314624})
+    result = TrialResult(trial=Trial(64, 0.0, 1.0, sessions=load), tx_packets=58651,
+                         rx_packets=35708, elapsed_s=1.0, sessions=counts,
+                         extra={"astf_wall_s": 1.65})
+    return TrialDone("t1", "sc", iteration=0, trial_index=index, result=result,
+                     verdict="fail", rate_pct=100.0, lower_pct=2.5, upper_pct=100.0,
+                     reason="lost", timestamp=T0 + 1)
+
+
+def test_a_stateful_trial_has_a_point_of_its_connections_failed_by_reason():
+    points = builder().points(stateful_trial())
+    assert [p.measurement for p in points] == ["nsb_trial", "nsb_trial_sessions"]
+    sessions = points[1]
+    assert dict(sessions.tags) == {"lab": "pod3", "task_id": "t1", "test_case": "tc_demo",
+                                   "scenario": "sc", "frame_size": "64", "verdict": "fail",
+                                   "program": "tcp_cps", "generator": "tg0",
+                                   "profile": "binsearch"}
+    assert dict(sessions.fields) == {
+        "cps_asked": 20000.0, "request_bytes": 64.0, "response_bytes": 64.0, "hold_s": 0.0,
+        "intended": 20000.0, "attempted": 19000.0, "established": 4916.0,
+        "never_attempted": 1000.0, "retransmitted": 8291.0, "active_at_end": 0.0,
+        "duration_s": 1.0, "cps": 4916.0, "offered_cps": 19000.0, "loss_pct": 75.42,
+        "dut_sessions": 5348.0, "failed_total": 14084.0, "failed_not_established": 14000.0,
+        "failed_reset": 84.0, "generator_errors_total": 1000.0,
+        "generator_error_flow_overflow": 1000.0, "bytes_client_to_server": 1280000.0,
+        "bytes_server_to_client": 314624.0, "iteration": 0.0, "trial_index": 5.0}
+    # the trial's own point stays about frames: no connection counts flattened into it
+    assert not any(name.startswith(("failed", "intended")) for name in points[0].fields)
+    assert [p.measurement for p in builder().points(trial_done())].count(
+        "nsb_trial_sessions") == 0
+
+
+def test_a_stateful_answer_carries_its_kind_rate_and_sessions_on_its_result_point():
+    stateful = {"kind": "concurrent_sessions", "program": "long_lived", "cps": 2000.0,
+                "cps_asked": 2000.0, "established_cps": 2000.0, "sessions": 2919,
+                "dut_sessions": 2919, "trial_index": 5, "generator_ceiling_cps": 38312.0,
+                "counts": {"intended": 2919, "failed": {"reset": 2}, "retransmitted": 9,
+                           "never_attempted": 0, "bytes": {"client_to_server": 0}}}
+    event = ResultReady("t1", "sc", iteration=0, frame_size=64, throughput_pps=6000.0,
+                        throughput_mbps=4.03, line_rate_pct=0.02, loss_pct=0.0, latency=None,
+                        limited_by="dut", trials=7, profile="concurrent_sessions",
+                        timestamp=T0 + 2, extra={"stateful": stateful})
+    [point] = builder().points(event)
+    fields = dict(point.fields)
+    assert fields["stateful_kind"] == "concurrent_sessions"
+    assert {k: fields[k] for k in ("cps", "cps_asked", "established_cps", "sessions",
+                                   "dut_sessions", "generator_ceiling_cps", "failed_total",
+                                   "never_attempted", "retransmitted")} == {
+        "cps": 2000.0, "cps_asked": 2000.0, "established_cps": 2000.0, "sessions": 2919.0,
+        "dut_sessions": 2919.0, "generator_ceiling_cps": 38312.0, "failed_total": 2.0,
+        "never_attempted": 0.0, "retransmitted": 9.0}
+    assert not any(name.startswith("stateful_") and name != "stateful_kind" for name in fields)
+    assert 'stateful_kind="concurrent_sessions"' in point.line()

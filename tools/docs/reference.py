@@ -153,7 +153,7 @@ def configuration_page() -> str:
 
 def kpis_page() -> str:
     """The names of an answer's KPIs: in results.json, CSV, InfluxDB and SLAs."""
-    from nsb import sla
+    from nsb import sla, stateful_kpis
     from nsb.report import summary
 
     lines = ["# KPI names", "", GENERATED, "",
@@ -167,7 +167,14 @@ def kpis_page() -> str:
     lines += [f"| `{sla.REGRESSION}` | the NDR's % below a baseline task's (`--baseline`) |",
               "", "Latency statistics (under `latency` in results.json, `latency_` before "
               "them elsewhere): " + ", ".join(f"`{key.replace('.', '_')}`"
-                                              for key in summary.LATENCY_KEYS) + ".", ""]
+                                              for key in summary.LATENCY_KEYS) + ".", "",
+              "A stateful answer's (under `stateful` in results.json, the CSV columns "
+              "and `nsb_result` fields of the same names): "
+              + ", ".join(f"`{key}`" for key in stateful_kpis.RESULT_KEYS)
+              + f"; its kind is `stateful.kind` (`{stateful_kpis.KIND_FIELD}` in the CSV "
+              "and InfluxDB). The SLA metrics "
+              + ", ".join(f"`{metric}`" for metric in sla.STATEFUL_METRICS)
+              + " check stateful answers only, and take no `@FRAME`.", ""]
     return "\n".join(lines)
 
 

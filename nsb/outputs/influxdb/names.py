@@ -9,13 +9,17 @@ docs/reference/influxdb.md). Each trial, result and KPI sample is one point:
   offered (requested) rate, tx/rx rates, loss, the search interval and the latency.
 - ``nsb_result``: tags task_id, scenario, test_case, frame_size, limited_by; fields
   throughput (pps, Mbps, % line rate), loss, the latency statistics and
-  warning_count (warnings: the answer's warnings in words).
+  warning_count (warnings: the answer's warnings in words); a stateful answer's
+  stateful_kind, cps, sessions, dut_sessions... (nsb.outputs.influxdb.session_points).
 - ``nsb_kpi``: tags task_id, scenario, source, node, kind; fields the KPI names, e.g.
   cpu_user_pct for ``source=nfvi:<vnf>``, cpuN_util_pct for ``source=node:<name>`` and
   the VNF's own counters for ``kind=vnf`` (testpmd's portN_ipackets, PROX's
   packets_in, OVS's PMD statistics).
 - ``nsb_trial_port``: tags task_id, scenario, port, direction; per generator port
   and trial the frames counted and their rate.
+- ``nsb_trial_sessions``: tags as nsb_trial's plus program; per stateful trial its
+  connections: intended, attempted, established, failed by reason, the rates, the
+  DUT's own count (nsb.stateful_kpis.trial_fields).
 - ``nsb_trend``: written by ``nsb report trend --annotate``: per test and counted run
   (tags test_case, task_args, scenario, profile, frame_size, chain) the run's group
   average and whether a regression (change -1) or a progression (change 1) began there,
@@ -44,11 +48,13 @@ HOP = "nsb_hop"
 # service chains (nsb.chains): each chain's share of a trial and of a result (tag chain)
 TRIAL_CHAIN = "nsb_trial_chain"
 RESULT_CHAIN = "nsb_result_chain"
+# a stateful trial's connections (nsb.sessions): counts, failed by reason, rates
+TRIAL_SESSIONS = "nsb_trial_sessions"
 # the trend's classification of each run (nsb.report.trend_influx), for annotations
 TREND = "nsb_trend"
 # what the influxdb output writes, and with nsb report trend --annotate's
 MEASUREMENTS = (TASK, PLATFORM, TRIAL, TRIAL_PORT, RESULT, KPI, SOAK, PLR, HOP, TRIAL_CHAIN,
-                RESULT_CHAIN)
+                RESULT_CHAIN, TRIAL_SESSIONS)
 ALL_MEASUREMENTS = (*MEASUREMENTS, TREND)
 
 # tags
@@ -69,6 +75,7 @@ PATH = "path"  # of nsb_hop: a direction, "tg:xe0 -> tg:xe1"
 HOP_TAG = "hop"
 CHAIN = "chain"
 DROP_KIND = "kind"  # of a loss: imissed, link, forwarding, ... (nsb.port_counts.WORDS)
+PROGRAM = "program"  # of nsb_trial_sessions: what each connection does (tcp_cps, a file)
 
 # nsb_trial fields
 REQUESTED_RATE_PPS = "requested_rate_pps"
@@ -87,6 +94,26 @@ FRAME_BYTES = "frame_bytes"  # the mean frame size: orders rows, IMIX among size
 WARNING_COUNT = "warning_count"  # what the answer cannot vouch for: 0 when confirmed
 WARNINGS = "warnings"  # the warnings in words, "; " between them (only when there are)
 RECEIVE_RATES = "mrr_receive_rates_pps"  # MRR's trial receive rates, "," between them
+# a stateful answer's (nsb.stateful_kpis): its kind (a string field: cps,
+# concurrent_sessions, stateful_throughput), the connection rate offered, asked and
+# established, the sessions held, the DUT's own count and the generator's ceiling
+STATEFUL_KIND = "stateful_kind"
+CPS = "cps"
+CPS_ASKED = "cps_asked"
+ESTABLISHED_CPS = "established_cps"
+SESSIONS = "sessions"
+DUT_SESSIONS = "dut_sessions"
+GENERATOR_CEILING_CPS = "generator_ceiling_cps"
+
+# nsb_trial_sessions fields (and CPS, CPS_ASKED, DUT_SESSIONS, LOSS_PCT, DURATION_S)
+INTENDED = "intended"
+ATTEMPTED = "attempted"
+ESTABLISHED = "established"
+NEVER_ATTEMPTED = "never_attempted"
+FAILED_TOTAL = "failed_total"
+FAILED_FIELD_REGEX = "^failed_"  # failed_total and one failed_<reason> per reason
+RETRANSMITTED = "retransmitted"
+OFFERED_CPS = "offered_cps"
 
 # nsb_soak fields (and LOSS_PCT, TX/RX_RATE_PPS, REQUESTED_RATE_PPS, the latency)
 INTERVAL = "interval"
@@ -101,10 +128,13 @@ LOAD_PPS = "load_pps"
 DURATION_S = "duration_s"
 TARGET_LOSS_RATIO = "target_loss_ratio"
 
-# nsb_trend fields
+# nsb_trend fields (a stateful test's: group_avg_cps or group_avg_sessions, and its
+# answer under CPS or SESSIONS, in place of group_avg_pps and throughput_pps)
 CHANGE = "change"  # -1 a regression began at this run, 1 a progression, 0 neither
 CHANGE_PCT = "change_pct"  # the new group's average against the group before, at a change
 GROUP_AVG_PPS = "group_avg_pps"  # the average of the run's group
+GROUP_AVG_CPS = "group_avg_cps"  # a cps test's
+GROUP_AVG_SESSIONS = "group_avg_sessions"  # a concurrent_sessions test's
 TREND_TEXT = "text"  # the annotation's words (a string field)
 
 # verdict tag values (nsb.events.TrialDone.verdict)

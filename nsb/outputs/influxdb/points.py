@@ -28,7 +28,7 @@ from nsb.events import (
     TrialDone,
     Verdict,
 )
-from nsb.outputs.influxdb import hop_points, soak_points
+from nsb.outputs.influxdb import hop_points, session_points, soak_points
 from nsb.outputs.influxdb import names as n
 from nsb.trial import LatencyStats
 
@@ -138,7 +138,7 @@ class PointBuilder:
             made = [self._platform(event)]
         elif isinstance(event, TrialDone):
             made = [self._trial(event), *self._trial_ports(event), *self._hops(event),
-                    *self._trial_chains(event)]
+                    *self._trial_chains(event), *self._trial_sessions(event)]
         elif isinstance(event, ResultReady):
             made = [self._result(event), *self._result_chains(event)]
         elif isinstance(event, KpiSample):
@@ -211,6 +211,15 @@ class PointBuilder:
                           **self._scenario_tags(event))
         return self._point(n.TRIAL, event, tags, fields)
 
+    def _trial_sessions(self, event: TrialDone) -> list[InfluxPoint]:
+        """A stateful trial's connections: one nsb_trial_sessions point."""
+        parts = session_points.trial_parts(event)
+        if parts is None:
+            return []
+        tags, fields = parts
+        return [self._point(n.TRIAL_SESSIONS, event,
+                            self._tags(event, **tags, **self._scenario_tags(event)), fields)]
+
     def _hops(self, event: TrialDone) -> list[InfluxPoint]:
         """Where the trial's frames died, a point per loss along each direction."""
         scenario = self._scenario_tags(event)
@@ -272,8 +281,11 @@ class PointBuilder:
         return points
 
     def _result(self, event: ResultReady) -> InfluxPoint:
+        stateful, kind = session_points.result_fields(event.extra)
         fields = {
-            **numeric_fields({k: v for k, v in event.extra.items() if k != "chains"}),
+            **numeric_fields({k: v for k, v in event.extra.items()
+                              if k not in ("chains", "stateful")}),
+            **stateful,
             "iteration": event.iteration, n.THROUGHPUT_PPS: event.throughput_pps,
             n.THROUGHPUT_MBPS: event.throughput_mbps, n.LINE_RATE_PCT: event.line_rate_pct,
             n.LOSS_PCT: event.loss_pct, "trials": event.trials,
@@ -288,6 +300,8 @@ class PointBuilder:
                           profile=event.profile or scenario.get("profile"),
                           generator=scenario.get("generator"))
         point = self._point(n.RESULT, event, tags, fields)
+        if kind:  # a string field: which answer the stateful fields are
+            point = replace(point, fields={**point.fields, n.STATEFUL_KIND: kind})
         if event.warnings:  # a string field, in words
             point = replace(point, fields={**point.fields, n.WARNINGS: "; ".join(event.warnings)})
         if rates := (event.extra.get("mrr") or {}).get("receive_rates_pps"):

@@ -13,6 +13,7 @@ from nsb.vnfs.base import Vnf
 class AgnosticVnf(Vnf):
     """A DUT nsb only sends traffic through (NSB's AgnosticVnf): nothing started."""
 
+    KEEPS_STATE = None  # what it holds, nsb can neither reset nor count
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

@@ -30,6 +30,7 @@ class CommandVnf(Vnf):
     """Any program given as an argument list, with its ports and cores filled in."""
 
     ADDS_HUGEPAGES = True
+    KEEPS_STATE = None  # what it holds, nsb can neither reset nor count
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

@@ -15,6 +15,7 @@ import time
 from nsb.errors import RunError
 from nsb.executors.local import LocalExecutor
 from nsb.nodes import link_counters, node_ledger, node_leftovers
+from nsb.port_counts import PortCount
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.generic import router_addresses
 from nsb.vnfs.generic.router_state import LinuxRouter, kernel_names
@@ -137,6 +138,25 @@ class RouterVnf(Vnf):
         kpis.update(packets_in=received, packets_fwd=sent,
                     packets_dropped=max(0.0, received - sent))
         return kpis
+
+    def port_counts(self, kpis: dict[str, float]) -> dict[str, PortCount]:
+        """The kernel's counters of its ports that are NICs (a PCI address: a pod's port
+        on its kernel driver), as read after the trial: the reading at setup plus
+        ``kpis``' counts since. The context counts the veths and taps itself."""
+        if self.router is None:
+            return {}
+        counts = {}
+        for iface in self.interfaces:
+            device = self.router.devices.get(iface.name)
+            if not iface.pci or device is None or f"{iface.name}.rx_packets" not in kpis:
+                continue
+            base = self._base.get(device, {})
+            now = {key: int(base.get(key, 0) + kpis.get(f"{iface.name}.{key}", 0))
+                   for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")}
+            counts[iface.name] = PortCount(now["rx_packets"], now["tx_packets"],
+                                           {"rx_dropped": now["rx_dropped"],
+                                            "tx_dropped": now["tx_dropped"]})
+        return counts
 
     def terminate(self) -> None:
         if self.router is not None:

@@ -43,6 +43,7 @@ class TrexTrafficGen(TrafficGen):
     SAMPLES_INTERVALS = True  # counters read while traffic runs (nsb.vnfs.trex.sampled)
     SENDS_BURSTS = True  # a single-burst stream: exactly total_pkts frames at the rate
     OPTIONS_SCHEMA = OPTIONS_SCHEMA
+    API_MODULE, CLIENT = "trex.stl.api", "STLClient"  # TRex's stateless client
 
     def __init__(self, spec, options, node, context, run):
         super().__init__(spec, options, node, context, run)
@@ -176,7 +177,11 @@ class TrexTrafficGen(TrafficGen):
                                f"{trex_cfg.LOW_END_BELOW_CPUS} CPUs")
         info["ports"] = {n: f"{i.name} ({trex_cfg.port_kind(i)})"
                          for n, i in enumerate(self.ports)}
-        info["streams"] = [stats.describe_path(p, self.options) for p in self.paths]
+        return {**info, **self.traffic_described()}
+
+    def traffic_described(self) -> dict:
+        """What the dry run shows of the traffic: each direction's streams."""
+        info = {"streams": [stats.describe_path(p, self.options) for p in self.paths]}
         if self.chain_macs:
             info["chain_streams"] = shared_net.describe(self.chain_destinations(),
                                                         self.chain_macs)
@@ -200,7 +205,7 @@ class TrexTrafficGen(TrafficGen):
                 f"{', '.join(missing)}): set options.trex_path, or install TRex at "
                 f"{install.DEFAULT_PATH} ({tool_roles.hint('trex')}) or set {install.ENV}")
         client_dir = install.client_dir(self.trex_path, self.options.get("trex_client_lib"))
-        self.api = install.load_stl_api(client_dir)
+        self.api = install.load_api(client_dir, self.API_MODULE)
         self._low_end = self._decide_low_end()
         self._silenced = SilencedPorts(self.executor, [i.name for i in self.ports
                                                        if trex_cfg.port_kind(i) == "kernel"])
@@ -214,8 +219,9 @@ class TrexTrafficGen(TrafficGen):
         self.process = self.server.process
 
     def _connect(self):
-        client = self.api.STLClient(server=self.executor.service_host, sync_port=self.rpc_port,
-                                    async_port=self.pub_port, verbose_level="none")
+        client = getattr(self.api, self.CLIENT)(server=self.executor.service_host,
+                                                sync_port=self.rpc_port,
+                                                async_port=self.pub_port, verbose_level="none")
         try:
             self.executor.in_network(client.connect)
         except Exception:

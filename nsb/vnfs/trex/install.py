@@ -57,24 +57,33 @@ def check_client(directory: Path) -> None:
 
 
 def load_stl_api(directory: Path) -> ModuleType:
-    """``trex.stl.api`` from ``directory``; it brings its own ZMQ and scapy, which it puts
-    on sys.path itself. The same directory is used for every later client."""
+    """``trex.stl.api`` from ``directory`` (``load_api``)."""
+    return load_api(directory, "trex.stl.api")
+
+
+def load_api(directory: Path, module: str) -> ModuleType:
+    """TRex's client ``module`` (``trex.stl.api``, ``trex.astf.api``) from ``directory``;
+    it brings its own ZMQ and scapy, which it puts on sys.path itself. The same
+    directory is used for every later client."""
     check_client(directory)
     with _import_lock:
-        loaded = sys.modules.get("trex.stl.api")
+        loaded = sys.modules.get(module) or sys.modules.get("trex.stl.api") \
+            or sys.modules.get("trex.astf.api")
         if loaded is not None:
             origin = Path(loaded.__file__).resolve()
             if not origin.is_relative_to(directory.resolve()):
                 raise PrerequisiteError(
                     f"TRex's client was already loaded from {origin.parents[2]}; one nsb "
                     f"process uses one TRex client (asked for {directory})")
-            return loaded
-        sys.path.insert(0, str(directory))
-        ours = {name: module for name, module in sys.modules.items() if _shared(name)}
+            if loaded.__name__ == module:
+                return loaded
+        if str(directory) not in sys.path:
+            sys.path.insert(0, str(directory))
+        ours = {name: loaded for name, loaded in sys.modules.items() if _shared(name)}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # its bundled libraries' deprecations
-                return importlib.import_module("trex.stl.api")
+                return importlib.import_module(module)
         except Exception as exc:
             raise PrerequisiteError(f"TRex's Python client in {directory} does not "
                                     f"import: {type(exc).__name__}: {exc}") from None

@@ -1,0 +1,126 @@
+"""The stateful profiles against a simulated stateful DUT of known capacity: a search
+over connections per second finds the DUT's rate within its precision, one over
+concurrent sessions its table's size; connections never attempted are the generator's
+shortfall, never the DUT's failure; the DUT's own count is the witness."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from nsb.events import LimitedBy, ResultReady, TrialDone, Verdict
+from nsb.sessions import SessionCounts, SessionLoad
+from nsb.traffic_profiles.measurer import Measurer, TrialHooks
+from nsb.traffic_profiles.stateful import answer
+from nsb.traffic_profiles.stateful.concurrent import ConcurrentSessionsProfile
+from nsb.traffic_profiles.stateful.cps import CpsProfile
+from nsb.traffic_profiles.stateful.judge import SessionJudge
+from nsb.trial import Trial, TrialResult
+from tests.doubles.profiles import make_profile
+from tests.doubles.stateful_dut import StatefulDutDouble as StatefulDut
+
+
+class Witness(TrialHooks):
+    def __init__(self, dut: StatefulDut):
+        self.dut = dut
+        self.resets = 0
+
+    def sessions_started(self, index):
+        self.resets += 1
+
+    def sessions_counted(self, index):
+        return self.dut.held
+
+
+def run(profile, dut):
+    events, hooks = [], Witness(dut)
+    profile.execute(Measurer(dut, "t1", "s", events.append, hooks, profile="stateful"))
+    return ([e for e in events if isinstance(e, TrialDone)],
+            [e for e in events if isinstance(e, ResultReady)], hooks)
+
+
+@pytest.mark.parametrize("capacity", [1234, 5000, 31000])
+def test_cps_finds_the_dut_s_connection_rate_within_its_precision(capacity):
+    profile = make_profile(CpsProfile, lower_cps=100, upper_cps=50000, precision_pct=2,
+                           duration=1)
+    trials, (result,), hooks = run(profile, StatefulDut(dut_cps=capacity))
+    stateful = result.extra["stateful"]
+    assert result.limited_by == LimitedBy.DUT
+    assert capacity * (1 - 0.02) - 1 <= stateful["cps"] <= capacity
+    assert hooks.resets == len(trials)  # the DUT reset before every trial
+    assert all(t.result.sessions.dut_sessions == t.result.sessions.established for t in trials)
+
+
+def test_connections_the_generator_never_attempted_are_its_limit_not_the_dut_s():
+    profile = make_profile(CpsProfile, lower_cps=100, upper_cps=50000, precision_pct=2,
+                           duration=1)
+    trials, (result,), _ = run(profile, StatefulDut(dut_cps=40000, generator_cps=9000))
+    assert result.limited_by == LimitedBy.GENERATOR
+    assert 9000 * 0.98 - 1 <= result.extra["stateful"]["cps"] <= 9000
+    short = [t for t in trials if t.result.sessions.never_attempted]
+    assert short and all(t.verdict == Verdict.GENERATOR_LIMITED for t in short)
+    assert "never attempted" in short[0].reason
+
+
+def test_an_answer_within_5_pct_of_the_generator_s_ceiling_is_the_generator_s():
+    profile = make_profile(CpsProfile, lower_cps=100, upper_cps=50000, precision_pct=2,
+                           duration=1, generator_ceiling_cps=10000)
+    _, (result,), _ = run(profile, StatefulDut(dut_cps=9800))
+    assert result.limited_by == LimitedBy.GENERATOR
+    assert "ceiling" in result.limited_reason
+    assert result.extra["stateful"]["generator_ceiling_cps"] == 10000
+    profile = make_profile(CpsProfile, lower_cps=100, upper_cps=50000, precision_pct=2,
+                           duration=1, generator_ceiling_cps=10000)
+    _, (result,), _ = run(profile, StatefulDut(dut_cps=8000))
+    assert result.limited_by == LimitedBy.DUT
+
+
+@pytest.mark.parametrize("table", [777, 3000])
+def test_concurrent_sessions_finds_the_dut_s_table_and_its_own_count_backs_it(table):
+    profile = make_profile(ConcurrentSessionsProfile, lower_sessions=100,
+                           upper_sessions=10000, precision_pct=2, open_cps=2000)
+    trials, (result,), _ = run(profile, StatefulDut(dut_sessions=table))
+    stateful = result.extra["stateful"]
+    assert result.limited_by == LimitedBy.DUT
+    assert table * 0.98 - 1 <= stateful["sessions"] <= table
+    assert stateful["dut_sessions"] == stateful["sessions"]
+    assert all(t.result.trial.sessions.hold_s >= t.result.trial.duration_s for t in trials)
+
+
+def _counts(**changes) -> TrialResult:
+    counts = SessionCounts(intended=1000, attempted=1000, established=1000)
+    load = SessionLoad("tcp_cps", 1000.0)
+    return TrialResult(trial=Trial(64, 0.0, 1.0, sessions=load), tx_packets=1, rx_packets=1,
+                       elapsed_s=1.0, sessions=replace(counts, **changes))
+
+
+def test_the_session_judge():
+    judge = SessionJudge(0.0)
+    assert judge(_counts())[0] == Verdict.PASS
+    assert judge(_counts(established=990))[0] == Verdict.FAIL
+    verdict, why = judge(_counts(attempted=990, established=990))
+    assert verdict == Verdict.GENERATOR_LIMITED and "10 never attempted" in why
+    assert SessionJudge(1.0)(_counts(established=995))[0] == Verdict.PASS
+    retried = _counts(retransmitted=3)
+    assert judge(retried)[0] == Verdict.PASS and "3 SYN retransmissions" in judge(retried)[1]
+    assert SessionJudge(0.0, strict=True)(retried)[0] == Verdict.FAIL
+    held = SessionJudge(0.0, dut_keeps_pct=100.0)
+    assert held(_counts(dut_sessions=1000))[0] == Verdict.PASS
+    verdict, why = held(_counts(dut_sessions=900))
+    assert verdict == Verdict.FAIL and "held at most 900" in why
+
+
+def test_a_stateful_answer_records_what_it_measured():
+    made = answer.record("cps", None, None)
+    assert made == {"kind": "cps"}
+
+
+def test_the_stateful_page_shows_the_columns_nsb_prints():
+    from nsb.report.stateful_table import HEADERS
+    from tests.doc_examples import ROOT, parse
+
+    (shown,) = [e for e in parse(ROOT / "docs" / "how-to" / "stateful.md")
+                if e.kind == "output"]
+    header = next(line for line in shown.text.splitlines() if "Answer" in line)
+    assert [cell.strip() for cell in header.strip("┃ \n").split("┃")] == HEADERS
