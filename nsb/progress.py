@@ -16,6 +16,9 @@ def _load(trial) -> str:
 
 
 def _rate(trial) -> str:
+    if trial.sessions is not None and trial.sessions.data_pps_per_session > 0:
+        return (f"{trial.rate_pps / 1000:,.1f} kpps of data over "
+                f"{round(trial.sessions.cps * trial.duration_s):,} sessions")
     if trial.sessions is not None:
         return f"{trial.sessions.cps:,.0f} connections/s"
     return (f"{trial.rate_pps / 1000:,.1f} kpps, "
@@ -89,8 +92,9 @@ class Progress:
                  f"interval {c.lower_pct:.2f}-{c.upper_pct:.2f} %",
                  f"trial {c.trial_index} at {c.rate_pct:.2f} % ({_rate(c.trial)})"]
         if self.last is not None:
-            lost = self.last.result.sessions.loss_pct if self.last.result.sessions \
-                else self.last.result.loss_pct
+            sessions = self.last.result.sessions
+            lost = self.last.result.loss_pct if sessions is None or sessions.data \
+                else sessions.loss_pct  # a stream's loss is its data's
             parts.append(f"last: {self.last.verdict} loss {lost:.3f} %")
         eta = self.eta_s()
         parts.append(f"elapsed {_clock(now - self.started)}")

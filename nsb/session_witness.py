@@ -5,6 +5,9 @@ Before each stateful trial every DUT that keeps state forgets what it holds (its
 inherits another's sessions; while the trial runs its ``session_count`` is sampled
 every ``PERIOD_S``, so the count a trial reports is the most the DUT held at once
 (sessions closed by the trial's end were held while it ran), read by the DUT itself.
+A trial whose sessions are held (concurrent sessions, stateful throughput) counts only
+those open (conntrack's established TCP entries, not the closed ones it keeps a while):
+a connection let in after others closed was never held together with them.
 """
 
 from __future__ import annotations
@@ -29,11 +32,14 @@ class SessionWitness:
         self._thread: threading.Thread | None = None
         self._peak: int | None = None
         self._failure: Exception | None = None
+        self.open_only = False
 
-    def start(self) -> None:
-        """Reset every stateful DUT, then sample their counts until ``peak``."""
+    def start(self, open_only: bool = False) -> None:
+        """Reset every stateful DUT, then sample their counts (``open_only``: of the
+        sessions open) until ``peak``."""
         if not self.duts:
             return
+        self.open_only = open_only
         for dut in self.duts if self.reset else ():
             dut.reset_state()
         self._peak, self._failure = self._count(), None
@@ -55,7 +61,7 @@ class SessionWitness:
         return max(self._peak or 0, self._count())
 
     def _count(self) -> int:
-        return sum(dut.session_count() for dut in self.duts)
+        return sum(dut.session_count(self.open_only) for dut in self.duts)
 
     def _sample(self) -> None:
         while not self._stop.wait(PERIOD_S):

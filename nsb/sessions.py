@@ -12,10 +12,11 @@ the witness beside the generator's counts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 # the programs nsb builds (nsb.vnfs.trex.astf_programs); a path is a TRex ASTF profile
-PROGRAMS = ("tcp_cps", "udp_cps", "http", "long_lived")
+PROGRAMS = ("tcp_cps", "udp_cps", "http", "long_lived", "udp_stream")
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,29 @@ class SessionLoad:
     hold_s: float = 0.0
     tunables: tuple[str, ...] = ()
     # a program whose client keeps sending: each session's data rate, packets per second
-    # (stateful throughput: the sessions' data offered on top of holding them)
+    # (stateful throughput: the sessions' data offered on top of holding them), for
+    # ``data_s`` seconds once every session is open (udp_stream; long_lived: while held)
     data_pps_per_session: float = 0.0
+    data_s: float = 0.0
 
     @property
     def udp(self) -> bool:
-        return self.program == "udp_cps"
+        return self.program in ("udp_cps", "udp_stream")
+
+    @property
+    def data_packets_per_session(self) -> int:
+        """Datagrams of data each udp_stream session sends after its handshake: enough
+        for ``data_s`` at its exact rate (the last gap may make it a little longer)."""
+        if self.data_pps_per_session <= 0:
+            return 0
+        return max(1, math.ceil(self.data_pps_per_session * self.data_s - 1e-9))
+
+    @property
+    def data_seconds(self) -> float:
+        """How long each session's data lasts: its datagrams at its rate."""
+        if self.data_pps_per_session <= 0:
+            return 0.0
+        return self.data_packets_per_session / self.data_pps_per_session
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,19 @@ class SessionCounts:
     dut_sessions: int | None = None  # the DUT's count after the trial (its witness)
     # per direction bytes and packets of the sessions' data (client to server, back)
     bytes: dict[str, int] = field(default_factory=dict)
+    # the data a stream of datagrams carried once its sessions were open (udp_stream):
+    # intended, sent by the client side, received by the server side; {}: none
+    data: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def data_lost(self) -> int:
+        """Data datagrams sent and not received (the DUT's loss of the sessions' data)."""
+        return max(0, self.data.get("sent", 0) - self.data.get("received", 0))
+
+    @property
+    def data_loss_pct(self) -> float:
+        sent = self.data.get("sent", 0)
+        return 100.0 * self.data_lost / sent if sent else 0.0
 
     @property
     def never_attempted(self) -> int:
@@ -94,4 +125,4 @@ class SessionCounts:
                 "active_at_end": self.active_at_end, "duration_s": self.duration_s,
                 "cps": self.cps, "offered_cps": self.offered_cps, "loss_pct": self.loss_pct,
                 "dut_sessions": self.dut_sessions,
-                "bytes": dict(self.bytes)}
+                "bytes": dict(self.bytes), **({"data": dict(self.data)} if self.data else {})}

@@ -22,7 +22,7 @@ VALUE_KEY = {CPS: "cps", SESSIONS: "sessions", STATEFUL_THROUGHPUT: "throughput_
 UNIT = {"cps": "connections/s", "sessions": "sessions", "throughput_pps": "pps"}
 # the numbers of a stateful answer that the summary, CSV and InfluxDB carry
 RESULT_KEYS = ("cps", "cps_asked", "established_cps", "sessions", "dut_sessions",
-               "generator_ceiling_cps")
+               "generator_ceiling_cps", "data_pps", "data_loss_pct")
 KIND_FIELD = "stateful_kind"  # the answer's kind: a summary column, an nsb_result string field
 # the counts of a trial's sessions record carried as they are
 TRIAL_KEYS = ("cps_asked", "request_bytes", "response_bytes", "hold_s", "intended",

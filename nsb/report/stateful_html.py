@@ -21,7 +21,8 @@ HEADERS = ["Test", "Program", "Answer", "Offered (connections/s)",
            "Established (connections/s)", "Loss (%)", "DUT sessions", "Failed by reason",
            "Never attempted", "Retransmitted", "Limited by"]
 AT_HEADERS = ["% of the answer", "Asked (connections/s)", "Established (connections/s)",
-              "Loss (%)", "DUT sessions", "Verdict"]
+              "Loss (%)", "DUT sessions", "Latency avg (us)", "Latency p99 (us)",
+              "Latency max (us)", "Verdict"]
 
 
 def _reasons(counts: dict) -> str:
@@ -63,8 +64,14 @@ def at_fractions_table(results: list[dict], table_id: str) -> str:
                          (escape(number(counts.get("cps"), 0)), ""),
                          (escape(number(counts.get("loss_pct"), 4)), ""),
                          (escape(number(counts.get("dut_sessions"), 0)), ""),
+                         *_latency_cells(point.get("latency") or {}),
                          (escape(str(point.get("verdict", "-"))), "text")])
     return grid(AT_HEADERS, rows, table_id, "summary numbers") if rows else ""
+
+
+def _latency_cells(latency: dict) -> list[tuple[str, str]]:
+    """A point's latency: average, 99th percentile, max (us); '-' without probes."""
+    return [(escape(number(latency.get(key), 0)), "") for key in ("avg_us", "p99_us", "max_us")]
 
 
 def _notes(results: list[dict]) -> str:

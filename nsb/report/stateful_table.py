@@ -22,7 +22,8 @@ def rows(results: list[dict]) -> list[list[str]]:
         out.append([
             s["kind"], program, answer(s),
             f"{s['cps']:,.0f}" if s.get("cps") is not None else "-",
-            f"{counts['loss_pct']:.4f}" if counts else "-",
+            f"{s['data_loss_pct']:.4f}" if s.get("data_loss_pct") is not None
+            else f"{counts['loss_pct']:.4f}" if counts else "-",
             f"{dut:,}" if dut is not None else "-",
             f"{failed:,} / {counts.get('never_attempted', 0):,}" if counts else "-",
             r["limited_by"] + (" (unconfirmed)" if r.get("warnings") else ""),
@@ -34,6 +35,8 @@ def answer(s: dict) -> str:
     """A stateful answer in its own unit: sessions held, or connections a second."""
     if s["kind"] == "concurrent_sessions" and s.get("sessions") is not None:
         return f"{s['sessions']:,} sessions"
+    if s["kind"] == "stateful_throughput" and s.get("data_pps") is not None:
+        return f"{s['data_pps']:,.0f} pps over {s.get('sessions') or 0:,} sessions"
     if s.get("cps") is not None:
         return f"{s['cps']:,.0f} connections/s"
     return "-"

@@ -18,6 +18,7 @@ from pathlib import Path
 from nsb import plugins
 from nsb.nodes.node import Interface, Node
 from nsb.task import (
+    ixload,
     nsd,
     packet_profile,
     pod_file,
@@ -93,6 +94,7 @@ def load(path: Path, doc: LocatedDocument, task_args: dict) -> Task:
             raise not_supported(doc, (key,), f"task key '{key}'")
     if data.get("run_in_parallel"):
         raise not_supported(doc, ("run_in_parallel",), "run_in_parallel: true")
+    ixload.check(doc)  # before its pod file (an IxLoad chassis) is looked for
     _check_context_types(doc)  # before the schema, which would ask a Heat context for a type
     _check_scenario_types(doc)  # and a Ping scenario for a traffic profile
     schema.validate(data, _SCHEMA, doc)

@@ -140,9 +140,10 @@ class Vnf(Plugin):
         flushed, a NAT's table cleared). Only a DUT that keeps state is asked."""
         raise NotImplementedError(f"{type(self).__name__} keeps no state to reset")
 
-    def session_count(self) -> int:
+    def session_count(self, open_only: bool = False) -> int:
         """The sessions it holds now, by its own count (the witness of a stateful trial:
-        conntrack's table, a NAT's bindings). Only a DUT that keeps state is asked."""
+        conntrack's table, a NAT's bindings); ``open_only``: those still open, not the
+        closed ones it keeps a while. Only a DUT that keeps state is asked."""
         raise NotImplementedError(f"{type(self).__name__} keeps no state to count")
 
     @abc.abstractmethod

@@ -34,9 +34,13 @@ class StatefulDutDouble(SimulatedDutGenerator):
 
     SENDS_SESSIONS = True
 
-    def __init__(self, dut_cps=1e9, dut_sessions=10**9, generator_cps=1e9):
+    def __init__(self, dut_cps=1e9, dut_sessions=10**9, generator_cps=1e9, dut_data_pps=1e12,
+                 generator_data_pps=1e12):
         super().__init__(1e9)
         self.dut_cps, self.dut_sessions, self.generator_cps = dut_cps, dut_sessions, generator_cps
+        # a stream's data: the DUT forwards at most dut_data_pps, the generator sends at
+        # most generator_data_pps (the rest never sent)
+        self.dut_data_pps, self.generator_data_pps = dut_data_pps, generator_data_pps
         self.held = 0
 
     def run_trial(self, trial: Trial) -> TrialResult:
@@ -47,12 +51,26 @@ class StatefulDutDouble(SimulatedDutGenerator):
         if load.hold_s > 0:  # every session held at once
             admitted = min(admitted, self.dut_sessions)
         self.held = admitted
+        data = {}
+        if load.data_pps_per_session > 0:
+            intended_data = admitted * load.data_packets_per_session
+            rate = min(trial.rate_pps, self.generator_data_pps)
+            sent = round(intended_data * rate / trial.rate_pps)
+            data = {"intended": intended_data, "sent": sent,
+                    "received": round(sent * min(1.0, self.dut_data_pps / rate))}
         counts = SessionCounts(
             intended=intended, attempted=attempted, established=admitted,
             failed={"not_established": attempted - admitted} if attempted > admitted else {},
             retransmitted=(attempted - admitted) // 2, duration_s=trial.duration_s,
             dut_sessions=admitted,
-            bytes={"client_to_server": 64 * attempted, "server_to_client": 64 * admitted})
+            bytes={"client_to_server": 64 * attempted, "server_to_client": 64 * admitted},
+            data=data)
+        if data:  # a stream: its data's packets, the generator short when it sent less
+            short = data["sent"] < 0.95 * data["intended"]
+            return TrialResult(trial=trial, tx_packets=data["sent"], rx_packets=data["received"],
+                               elapsed_s=load.data_seconds, generator_limited=short,
+                               generator_note="it sent less data than asked" if short else "",
+                               sessions=counts)
         return TrialResult(trial=trial, tx_packets=PACKETS_PER_CONNECTION * attempted,
                            rx_packets=PACKETS_PER_CONNECTION * admitted,
                            elapsed_s=trial.duration_s, generator_limited=attempted < intended,

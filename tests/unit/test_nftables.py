@@ -68,6 +68,15 @@ def test_limits_count_their_drops_after_the_firewall_and_custom_is_only_them():
     assert firewall.index("firewall_dropped\" drop") < firewall.index("ct count over 5")
 
 
+def test_a_packet_limit_counts_every_packet_from_the_clients_and_only_theirs():
+    text = nftables_rules.own_rules(RulePlan(TABLE, "nat", PORTS, ("xe0",), (), max_pps=50000))
+    assert ('    iifname "xe0" limit rate over 50000/second burst 1000 packets counter name '
+            '"pps_limit_dropped" drop') in text.splitlines()
+    assert "  counter pps_limit_dropped {}" in text.splitlines()
+    assert "pps_limit_dropped" not in nftables_rules.own_rules(RulePlan(TABLE, "nat", PORTS,
+                                                                        ("xe0",), ()))
+
+
 def test_table_names_are_nft_identifiers_of_the_run_and_the_vnf():
     assert nftables_rules.table_name(TASK_ID, "fw-0.a") == "nsb_abcdef_fw_0_a"
 
@@ -153,6 +162,14 @@ def test_conntrack_count_is_one_number():
     assert conntrack.count("5\n") == 5
     with pytest.raises(ValueError, match="printed 'conntrack v1.4.7"):
         conntrack.count("conntrack v1.4.7 (conntrack-tools): Operation failed\n")
+
+
+def test_open_sessions_are_the_sum_of_conntrack_s_counts_of_each_listing():
+    said = ("conntrack v1.4.7 (conntrack-tools): 1200 flow entries have been shown.\n"
+            "conntrack v1.4.7 (conntrack-tools): 3 flow entries have been shown.\n")
+    assert conntrack.shown(said) == 1203
+    with pytest.raises(ValueError, match="not its count"):
+        conntrack.shown("sh: 1: conntrack: not found\n")
 
 
 # nft -j list counters, as nft 1.0.6 prints it

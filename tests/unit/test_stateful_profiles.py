@@ -16,6 +16,7 @@ from nsb.traffic_profiles.stateful import answer
 from nsb.traffic_profiles.stateful.concurrent import ConcurrentSessionsProfile
 from nsb.traffic_profiles.stateful.cps import CpsProfile
 from nsb.traffic_profiles.stateful.judge import SessionJudge
+from nsb.traffic_profiles.stateful.throughput import StatefulThroughputProfile, StreamJudge
 from nsb.trial import Trial, TrialResult
 from tests.doubles.profiles import make_profile
 from tests.doubles.stateful_dut import StatefulDutDouble as StatefulDut
@@ -26,7 +27,7 @@ class Witness(TrialHooks):
         self.dut = dut
         self.resets = 0
 
-    def sessions_started(self, index):
+    def sessions_started(self, index, open_only=False):
         self.resets += 1
 
     def sessions_counted(self, index):
@@ -121,6 +122,79 @@ def test_the_stateful_page_shows_the_columns_nsb_prints():
     from tests.doc_examples import ROOT, parse
 
     (shown,) = [e for e in parse(ROOT / "docs" / "how-to" / "stateful.md")
-                if e.kind == "output"]
+                if e.kind == "output" and "Answer" in e.text]
     header = next(line for line in shown.text.splitlines() if "Answer" in line)
     assert [cell.strip() for cell in header.strip("┃ \n").split("┃")] == HEADERS
+
+
+@pytest.mark.parametrize("search", ["binsearch", "mlrsearch"])
+@pytest.mark.parametrize("capacity", [7300, 42000])
+def test_stateful_throughput_finds_the_dut_s_data_rate_with_its_sessions_held(capacity, search):
+    profile = make_profile(StatefulThroughputProfile, sessions=500, lower_pps=1000,
+                           upper_pps=100000, precision_pct=2, duration=1, frame_size=128,
+                           search=search)
+    trials, (result,), hooks = run(profile, StatefulDut(dut_data_pps=capacity))
+    stateful = result.extra["stateful"]
+    assert result.limited_by == LimitedBy.DUT
+    assert result.frame_size == 128
+    assert capacity * (1 - 0.02) - 1 <= result.throughput_pps <= capacity
+    assert stateful["kind"] == "stateful_throughput" and stateful["sessions"] == 500
+    assert stateful["data_pps"] == result.throughput_pps and result.loss_pct == 0.0
+    for trial in trials:  # every trial opens the sessions first, then sends the data
+        load = trial.result.trial.sessions
+        assert load.program == "udp_stream" and load.request_bytes == 128 - 46
+        assert round(load.cps * trial.result.trial.duration_s) == 500
+        assert load.hold_s == pytest.approx(trial.result.trial.duration_s)
+        assert load.data_pps_per_session * 500 == pytest.approx(trial.result.trial.rate_pps)
+    assert hooks.resets == len(trials)
+
+
+def test_stateful_throughput_fails_a_dut_that_drops_sessions_before_their_data():
+    profile = make_profile(StatefulThroughputProfile, sessions=500, lower_pps=1000,
+                           upper_pps=100000, duration=1)
+    trials, (result,), _ = run(profile, StatefulDut(dut_sessions=400))
+    assert result.limited_by == LimitedBy.DUT and result.throughput_pps == 0.0
+    assert all(t.verdict == Verdict.FAIL for t in trials)  # over its table: not let in
+
+
+def test_stateful_throughput_a_generator_short_of_data_is_the_generator_s_limit():
+    profile = make_profile(StatefulThroughputProfile, sessions=100, lower_pps=1000,
+                           upper_pps=100000, duration=1)
+    trials, (result,), _ = run(profile, StatefulDut(generator_data_pps=20000))
+    assert result.limited_by == LimitedBy.GENERATOR
+    assert not any(t.verdict == Verdict.FAIL for t in trials)
+    assert result.throughput_pps <= 20000 * 1.001  # what it sent, to its rounding
+
+
+def test_the_stream_judge_counts_data_after_sessions():
+    load = SessionLoad("udp_stream", 1000.0, hold_s=1.0, data_pps_per_session=10, data_s=1)
+
+    def result(**changes):
+        counts = SessionCounts(intended=1000, attempted=1000, established=1000,
+                               dut_sessions=1000,
+                               data={"intended": 10000, "sent": 10000, "received": 10000})
+        return TrialResult(trial=Trial(64, 10000.0, 1.0, sessions=load), tx_packets=1,
+                           rx_packets=1, elapsed_s=1.0, sessions=replace(counts, **changes))
+
+    judge = StreamJudge(0.0, 100.0)
+    assert judge(result())[0] == Verdict.PASS
+    verdict, why = judge(result(data={"intended": 10000, "sent": 10000, "received": 9990}))
+    assert verdict == Verdict.FAIL and "10 of 10,000 datagrams" in why
+    assert StreamJudge(0.5)(result(data={"intended": 10000, "sent": 10000,
+                                         "received": 9990}))[0] == Verdict.PASS
+    assert judge(result(established=999))[0] == Verdict.FAIL
+    assert judge(result(dut_sessions=10))[0] == Verdict.FAIL
+    assert judge(result(dut_sessions=None))[0] == Verdict.PASS  # no DUT keeps state
+
+
+def test_the_stateful_page_shows_the_line_an_ixload_task_ends_in(nsb_main):
+    from tests.doc_examples import ROOT, parse
+
+    (shown,) = [e for e in parse(ROOT / "docs" / "how-to" / "stateful.md")
+                if e.kind == "output" and "IxLoad" in e.text]
+    task = (ROOT / "tests/data/yardstick-samples/samples/vnf_samples/nsut/vfw/"
+            "tc_baremetal_http_ixload_1b_Requests-65000_Concurrency.yaml")
+    code, _, err = nsb_main("task", "validate", str(task))
+    assert code == 2
+    said = err.strip().replace(str(task.parent) + "/", "")
+    assert said.replace(str(task.parent.relative_to(ROOT)) + "/", "") == shown.text.strip()

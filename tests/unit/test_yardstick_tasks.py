@@ -205,3 +205,35 @@ def test_two_generators_in_one_scenario_is_one_line_at_its_nodes(nsb_main, refer
     line = check_one_line_error(nsb_main("task", "validate", str(reference)),
                                 "scenarios[0].nodes", "2 traffic generators in one scenario")
     assert "tc_prox_baremetal_l3fwd-2.yaml" in line
+
+
+@pytest.mark.parametrize("task, line, sample, args", [
+    ("vfw/tc_baremetal_http_ixload_1b_Requests-65000_Concurrency.yaml", 42,
+     "tc_astf_sessions_nftables.yaml", '{"upper_sessions": 65000}'),
+    ("cgnapt/tc_baremetal_http_ixload_1b_Requests-65000_Concurrency.yaml", 34,
+     "tc_astf_sessions_nftables.yaml", '{"upper_sessions": 65000}'),
+    ("acl/tc_baremetal_http_ixload_1b_Requests-65000_Concurrency.yaml", 40,
+     "tc_astf_sessions_nftables.yaml", '{"upper_sessions": 65000}'),
+    ("agnostic/tc_baremetal_http_connections_ixload.yaml", 32,
+     "tc_astf_cps_nftables_nat.yaml", '{"program": "http", "response_bytes": 1}'),
+    ("agnostic/tc_baremetal_http_throughput_ixload.yaml", 35,
+     "tc_astf_throughput_nftables.yaml", '{"frame_size": 1518}'),
+])
+def test_an_ixload_task_names_the_sample_that_measures_the_same(nsb_main, task, line, sample,
+                                                                args):
+    """NSB's IxLoad HTTP tasks, as NSB ships them (their pod files need not exist): one
+    located line at the IxLoad profile, naming the TRex ASTF sample and its arguments
+    (IxLoad's users as sessions, its page object as the response's size)."""
+    path = DATA / "samples/vnf_samples/nsut" / task
+    check_one_line_error(nsb_main("task", "validate", str(path)), f"{path.name}:{line}:",
+                         "scenarios[0].ixia_profile", "not supported yet: IxLoad",
+                         f"nsb task start samples/stateful/{sample} --task-args '{args}'")
+
+
+def test_an_rfc3511_scenario_without_its_ixload_profile_is_ixload_s_too(nsb_main, tmp_path):
+    task = tmp_path / "tc_baremetal_http_connections_ixload.yaml"
+    shutil.copy(DATA / "samples/vnf_samples/nsut/agnostic" / task.name, task)
+    edit(task, "  ixia_profile: ../../traffic_profiles/ixload/HTTP-Connections_2Ports.rxf\n", "")
+    check_one_line_error(nsb_main("task", "validate", str(task)), f"{task.name}:19:",
+                         "scenarios[0].type", "not supported yet: IxLoad (NSPerf-RFC3511)",
+                         "samples/stateful/tc_astf_cps_nftables_nat.yaml")

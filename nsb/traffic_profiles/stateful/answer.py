@@ -43,13 +43,20 @@ def limited(limited_by: LimitedBy, best: Measurement | None,
 
 def report(measurer: Measurer, profile, kind: str, best: Measurement | None,
            limited_by: LimitedBy, trials: int, ceiling_cps: float | None = None,
-           extra: dict | None = None, warnings: tuple[str, ...] = ()) -> None:
+           extra: dict | None = None, warnings: tuple[str, ...] = (), *,
+           frame: int = FRAME, answer_pps: float | None = None,
+           loss_pct: float | None = None, extra_stateful: dict | None = None) -> None:
+    """The answer to every output; a stream's (stateful throughput) states its own
+    frame size, data rate and data loss."""
     limited_by, reason = limited(limited_by, best, ceiling_cps)
     if best is None and not reason:
         reason = "no load at or above the lower bound passed"
     elif limited_by == LimitedBy.GENERATOR and not reason:  # the answer stands as it is
-        reason = "the generator could not open the connections of the faster loads asked"
-    measurer.result_ready(FRAME, best, profile.speed_gbps, limited_by, trials,
-                          profile.spec.type, extra={**(extra or {}),
-                                                    "stateful": record(kind, best, ceiling_cps)},
-                          reason=reason, warnings=warnings)
+        reason = ("the generator could not send the faster loads asked" if answer_pps
+                  is not None else "the generator could not open the connections of the "
+                                   "faster loads asked")
+    stateful = {**record(kind, best, ceiling_cps), **(extra_stateful or {})}
+    measurer.result_ready(frame, best, profile.speed_gbps, limited_by, trials,
+                          profile.spec.type, extra={**(extra or {}), "stateful": stateful},
+                          reason=reason, warnings=warnings, answer_pps=answer_pps,
+                          loss_pct=loss_pct)

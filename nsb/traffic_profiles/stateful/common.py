@@ -38,6 +38,16 @@ OPTIONS = {
                     "type": "boolean", "default": True},
 }
 
+PRECISION = {"description": "the search stops when its interval is this narrow, in % of "
+                             "its top",
+             "type": "number", "exclusiveMinimum": 0, "maximum": 50, "default": 2.0}
+SEARCH = {"description": "binsearch (RFC 2544's halvings from the upper bound) or "
+                         "mlrsearch (FD.io CSIT's, as CSIT searches NAT44 CPS)",
+          "enum": ["binsearch", "mlrsearch"], "default": "binsearch"}
+OPTIONS_DUT_KEEPS = {"description": "the DUT's own count must reach this % of the sessions "
+                                    "established (a DUT that keeps no state is not asked)",
+                     "type": "number", "minimum": 0, "maximum": 100, "default": 100.0}
+
 
 def session_load(profile, cps: float, **changes) -> SessionLoad:
     """The load a trial of ``profile`` offers at ``cps``: its program (a file relative

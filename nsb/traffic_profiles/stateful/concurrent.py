@@ -36,15 +36,8 @@ class ConcurrentSessionsProfile(TrafficProfile):
                                "type": "integer", "minimum": 1, "default": 100},
             "upper_sessions": {"description": "the most sessions tried (first)",
                                "type": "integer", "minimum": 2, "default": 20000},
-            "precision_pct": {"description": "the search stops when its interval is this "
-                                             "narrow, in % of its top",
-                              "type": "number", "exclusiveMinimum": 0, "maximum": 50,
-                              "default": 2.0},
-            "dut_keeps_pct": {"description": "the DUT's own count must reach this % of the "
-                                             "sessions established (a DUT that keeps no "
-                                             "state is not asked)",
-                              "type": "number", "minimum": 0, "maximum": 100,
-                              "default": 100.0},
+            "precision_pct": common.PRECISION,
+            "dut_keeps_pct": common.OPTIONS_DUT_KEEPS,
         },
     }
 

@@ -10,7 +10,7 @@ from nsb.traffic_profiles.base import TrafficProfile
 from nsb.traffic_profiles.measurer import Measurer, SearchPoint
 from nsb.traffic_profiles.stateful import answer, common, search
 from nsb.traffic_profiles.stateful.judge import SessionJudge
-from nsb.trial import Trial
+from nsb.trial import Trial, latency_record
 
 
 class CpsProfile(TrafficProfile):
@@ -27,21 +27,17 @@ class CpsProfile(TrafficProfile):
                           "type": "number", "exclusiveMinimum": 0, "default": 100},
             "upper_cps": {"description": "the highest connection rate tried (first)",
                           "type": "number", "exclusiveMinimum": 0, "default": 100000},
-            "precision_pct": {"description": "the search stops when its interval is this "
-                                             "narrow, in % of its top",
-                              "type": "number", "exclusiveMinimum": 0, "maximum": 50,
-                              "default": 2.0},
-            "search": {"description": "binsearch (RFC 2544's halvings from the upper bound) "
-                                      "or mlrsearch (FD.io CSIT's, as CSIT searches CPS)",
-                       "enum": ["binsearch", "mlrsearch"], "default": "binsearch"},
+            "precision_pct": common.PRECISION,
+            "search": common.SEARCH,
             "generator_ceiling_cps": {"description": "the generator's own ceiling, measured "
                                                      "without the DUT (a calibration run): an "
                                                      "answer within 5 % of it is the "
                                                      "generator's",
                                       "type": "number", "exclusiveMinimum": 0},
             "latency_at": {"description": "after the search, a trial at each of these % of "
-                                          "the rate found, its connections' counts and "
-                                          "latency recorded (e.g. [10, 50, 90])",
+                                          "the rate found, its connections' counts and the "
+                                          "generator's latency stream recorded (e.g. "
+                                          "[10, 50, 90])",
                            "type": "array", "items": {"type": "number", "exclusiveMinimum": 0,
                                                       "maximum": 100}, "default": []},
         },
@@ -60,9 +56,9 @@ class CpsProfile(TrafficProfile):
                             self.options["strict_retransmissions"])
 
     def measure(self, measurer: Measurer, cps: float, lower: float, upper: float,
-                duration_s: float, why: str = ""):
+                duration_s: float, why: str = "", latency: bool = False):
         trial = Trial(frame_size=answer.FRAME, rate_pps=0.0, duration_s=duration_s,
-                      latency=False, sessions=common.session_load(self, cps))
+                      latency=latency, sessions=common.session_load(self, cps))
         at = SearchPoint(100.0 * cps / self.options["upper_cps"],
                          100.0 * lower / self.options["upper_cps"],
                          100.0 * upper / self.options["upper_cps"])
@@ -75,14 +71,7 @@ class CpsProfile(TrafficProfile):
         def one(cps, lower, upper, seconds):
             return self.measure(measurer, cps, lower, upper, seconds)
 
-        if o["search"] == "mlrsearch":
-            found = search.mlrsearch(one, o["lower_cps"], o["upper_cps"],
-                                     o["precision_pct"] / 100.0, o["duration"],
-                                     o["tolerated_loss_pct"])
-        else:
-            found = search.bisect(one, o["lower_cps"], o["upper_cps"],
-                                  o["precision_pct"] / 100.0, o["duration"],
-                                  measurer.should_stop)
+        found = search.run(one, o, o["lower_cps"], o["upper_cps"], measurer.should_stop)
         if found is None:
             return
         extra = {}
@@ -92,7 +81,8 @@ class CpsProfile(TrafficProfile):
                       measurer.trial_count - before, o.get("generator_ceiling_cps"), extra)
 
     def _points(self, measurer: Measurer, best) -> dict:
-        """Trials at fractions of the rate found: what each established and lost."""
+        """Trials at fractions of the rate found: what each established and lost, and
+        the latency of the generator's probes through the DUT meanwhile."""
         points = {}
         found_cps = best.result.trial.sessions.cps
         for pct in self.options["latency_at"]:
@@ -100,7 +90,8 @@ class CpsProfile(TrafficProfile):
                 break
             cps = found_cps * pct / 100.0
             done = self.measure(measurer, cps, cps, cps, self.options["duration"],
-                                why=f"at {pct:g}% of the rate found")
+                                why=f"at {pct:g}% of the rate found", latency=True)
             points[f"{pct:g}"] = {"cps": cps, "verdict": done.verdict.value,
-                                  "counts": done.result.sessions.record()}
+                                  "counts": done.result.sessions.record(),
+                                  "latency": latency_record(done.result.latency)}
         return points

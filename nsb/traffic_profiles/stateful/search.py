@@ -22,6 +22,17 @@ class Found:
     trials: list[Measurement]
 
 
+def run(measure: Measure, options: dict, lower: float, upper: float, should_stop,
+        data: bool = False) -> Found | None:
+    """The profile's search (``options``: its search, precision_pct, duration and
+    tolerated_loss_pct) over loads in [lower, upper]."""
+    precision = options["precision_pct"] / 100.0
+    if options["search"] == "mlrsearch":
+        return mlrsearch(measure, lower, upper, precision, options["duration"],
+                         options["tolerated_loss_pct"], data=data)
+    return bisect(measure, lower, upper, precision, options["duration"], should_stop)
+
+
 def bisect(measure: Measure, lower: float, upper: float, precision: float,
            duration_s: float, should_stop) -> Found | None:
     """The upper bound first, then halvings until the interval is within ``precision``
@@ -46,9 +57,10 @@ def bisect(measure: Measure, lower: float, upper: float, precision: float,
 
 
 def mlrsearch(measure: Measure, lower: float, upper: float, precision: float,
-              duration_s: float, loss_pct: float) -> Found:
+              duration_s: float, loss_pct: float, data: bool = False) -> Found:
     """MLRsearch's NDR (or PDR at ``loss_pct``) over loads in [lower, upper]: short
-    trials first, trials of ``duration_s`` at the bounds, its relative width."""
+    trials first, trials of ``duration_s`` at the bounds, its relative width; the loss
+    is of connections, or (``data``) of the sessions' datagrams of data."""
     from MLRsearch import Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
 
     trials: list[Measurement] = []
@@ -58,10 +70,15 @@ def mlrsearch(measure: Measure, lower: float, upper: float, precision: float,
             done = measure(float(intended_load), lower, upper, float(intended_duration))
             trials.append(done)
             c = done.result.sessions
+            offered, lost, intended = ((c.data.get("sent", 0), c.data_lost,
+                                        c.data.get("intended", 0)) if data
+                                       else (c.attempted, c.lost, c.intended))
+            if data and done.verdict == Verdict.FAIL and not lost:  # sessions failed
+                lost = max(1, offered)
             return MeasurementResult(intended_duration=float(intended_duration),
                                      intended_load=float(intended_load),
-                                     offered_count=c.attempted, loss_count=c.lost,
-                                     intended_count=max(c.intended, 1),
+                                     offered_count=offered, loss_count=lost,
+                                     intended_count=max(intended, 1),
                                      duration_with_overheads=done.result.elapsed_s)
 
     goal = SearchGoal(loss_ratio=loss_pct / 100.0, exceed_ratio=0.5, relative_width=precision,
@@ -73,11 +90,14 @@ def mlrsearch(measure: Measure, lower: float, upper: float, precision: float,
     found = MultipleLossRatioSearch(config=config).search(measurer=_Trials(),
                                                           debug=lambda _msg: None)[goal]
     bound = found.relevant_lower_bound
+    def load_of(t):
+        return t.result.trial.rate_pps if data else t.result.trial.sessions.cps
+
     passing = [t for t in trials if t.verdict == Verdict.PASS and bound is not None
-               and abs(t.result.trial.sessions.cps - float(bound)) <= 1e-6 * float(bound)]
+               and abs(load_of(t) - float(bound)) <= 1e-6 * float(bound)]
     best = max(passing, key=lambda t: t.result.trial.duration_s, default=None)
-    failed = [t for t in trials if t.verdict != Verdict.PASS and t.result.trial.sessions.cps
-              > (float(bound) if bound is not None else 0.0)]
+    failed = [t for t in trials if t.verdict != Verdict.PASS
+              and load_of(t) > (float(bound) if bound is not None else 0.0)]
     limited_by = LimitedBy.UPPER_BOUND if found.relevant_upper_bound is None else \
         LimitedBy.GENERATOR if failed and all(t.verdict == Verdict.GENERATOR_LIMITED
                                               for t in failed) else LimitedBy.DUT

@@ -33,6 +33,21 @@ def stats_kpis(text: str) -> dict[str, float]:
     return kpis
 
 
+# the open sessions: TCP entries established and UDP entries, by the count conntrack
+# prints after each listing (on stderr; the entries themselves are not wanted)
+LIST_OPEN = ("conntrack -L -p tcp --state ESTABLISHED 2>&1 >/dev/null; "
+             "conntrack -L -p udp 2>&1 >/dev/null")
+_SHOWN = re.compile(r"(\d+) flow entries have been shown")
+
+
+def shown(text: str) -> int:
+    """The sum of conntrack's 'N flow entries have been shown' in ``text``."""
+    counts = _SHOWN.findall(text)
+    if not counts:
+        raise ValueError(f"conntrack -L printed {text.strip()[:80]!r}, not its count")
+    return sum(int(c) for c in counts)
+
+
 def count(text: str) -> int:
     """``conntrack -C``: the entries in the table."""
     words = text.split()

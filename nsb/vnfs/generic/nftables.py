@@ -4,10 +4,11 @@ address as every connection's source), a stateful firewall, or the task's own
 ruleset, with limits on new connections per second and on concurrent connections.
 
 It keeps state, and owns it: before a stateful trial ``reset_state`` empties the
-conntrack table, after it ``session_count`` is conntrack's own count, the trial's
-witness. Everything it changes is given back at teardown (its tables deleted, the
-conntrack settings as they were); on a pod's server the way back is written in the
-node's ledger first, as the router's is.
+conntrack table, while it runs ``session_count`` is conntrack's own count (of the
+sessions open, for a trial that holds them), the trial's witness. Everything it
+changes is given back at teardown (its tables deleted, the conntrack settings as
+they were); on a pod's server the way back is written in the node's ledger first, as
+the router's is.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ class NftablesVnf(RouterVnf):
                                             "count over'); new ones over it are dropped and "
                                             "counted as session_limit_dropped",
                              "type": "integer", "minimum": 1, "maximum": 2**32 - 1},
+            "max_pps": {"description": "packets per second let through from the client side, "
+                                       "new connections or not (nft 'limit rate over'); the "
+                                       "rest is dropped and counted as pps_limit_dropped: a "
+                                       "DUT of known capacity for stateful_throughput",
+                        "type": "integer", "minimum": 1, "maximum": 2**32 - 1},
             "conntrack_max": {"description": "net.netfilter.nf_conntrack_max for the run (only "
                                              "a node's initial network namespace takes it)",
                               "type": "integer", "minimum": 1, "maximum": 2**31 - 1},
@@ -118,7 +124,8 @@ class NftablesVnf(RouterVnf):
                         tuple(devices[i.name] for i in self.interfaces),
                         tuple(devices[p] for p in self.clients),
                         tuple((devices[p], address[p]) for p in self.servers),
-                        self.options.get("max_new_per_s"), self.options.get("max_sessions"))
+                        self.options.get("max_new_per_s"), self.options.get("max_sessions"),
+                        self.options.get("max_pps"))
         own = nftables_rules.own_rules(plan)
         return own + ("\n" + self.user_rules if self.user_rules else "")
 
@@ -199,11 +206,16 @@ class NftablesVnf(RouterVnf):
         read as differences like every KPI."""
         self.executor.run(["conntrack", "-F"])
 
-    def session_count(self) -> int:
-        """``conntrack -C``: the entries of the node's network namespace. In the lab
-        (a namespace per node) those are only the trial's; on a pod's server in its
-        initial namespace every connection of the machine is in it (its SSH too)."""
+    def session_count(self, open_only: bool = False) -> int:
+        """``conntrack -C``: the entries of the node's network namespace; ``open_only``:
+        its TCP entries ESTABLISHED and its UDP entries (conntrack's count of each
+        listing). In the lab (a namespace per node) those are only the trial's; on a
+        pod's server in its initial namespace every connection of the machine is in
+        it (its SSH too)."""
         try:
+            if open_only:
+                listed = self.executor.run(["sh", "-c", conntrack.LIST_OPEN]).stdout
+                return conntrack.shown(listed)
             return conntrack.count(self.executor.run(["conntrack", "-C"]).stdout)
         except ValueError as exc:
             raise RunError(f"{self.name}: {exc}") from None

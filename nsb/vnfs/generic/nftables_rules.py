@@ -11,6 +11,9 @@ cumulative counts like every other KPI:
 - ``rate_limit_dropped``, ``session_limit_dropped``: new-connection packets over
   ``max_new_per_s`` (``limit rate over``, a burst of 20 ms worth) and over
   ``max_sessions`` (``ct count over``);
+- ``pps_limit_dropped``: packets from the client side over ``max_pps`` (``limit rate
+  over``, every packet, new or not: a DUT of known forwarding capacity for the data of
+  open sessions);
 - ``firewall_dropped``: what the firewall mode refused (new from a port that is not
   the client side, invalid or untracked).
 """
@@ -21,7 +24,8 @@ import re
 from dataclasses import dataclass
 
 MODES = ("nat", "firewall", "custom")
-COUNTERS = ("new_packets", "rate_limit_dropped", "session_limit_dropped", "firewall_dropped")
+COUNTERS = ("new_packets", "rate_limit_dropped", "session_limit_dropped", "firewall_dropped",
+            "pps_limit_dropped")
 FAMILIES = ("ip", "ip6", "inet", "arp", "bridge", "netdev")
 # a limit's burst: 20 ms of new connections (at least nft's 5), so that a DUT set to N a
 # second lets N a second through when they come as a generator sends them, a few at a
@@ -46,6 +50,7 @@ class RulePlan:
     snat: tuple[tuple[str, str], ...]  # (device, its address without prefix)
     max_new_per_s: int | None = None
     max_sessions: int | None = None
+    max_pps: int | None = None
 
 
 def table_name(task_id: str, vnf: str) -> str:
@@ -77,6 +82,10 @@ def own_rules(plan: RulePlan) -> str:
     if plan.max_sessions is not None:
         lines.append(f"    ct state new ct count over {plan.max_sessions} "
                      'counter name "session_limit_dropped" drop')
+    if plan.max_pps is not None and plan.clients:
+        lines.append(f"    iifname {_names(plan.clients)} limit rate over {plan.max_pps}/second "
+                     f"burst {burst_packets(plan.max_pps)} packets counter name "
+                     '"pps_limit_dropped" drop')
     lines.append("  }")
     if plan.mode == "nat" and plan.snat:
         lines += ["  chain postrouting {",
@@ -90,7 +99,8 @@ def own_rules(plan: RulePlan) -> str:
 def _counted(plan: RulePlan, counter: str) -> bool:
     return {"rate_limit_dropped": plan.max_new_per_s is not None,
             "session_limit_dropped": plan.max_sessions is not None,
-            "firewall_dropped": plan.mode == "firewall"}.get(counter, True)
+            "firewall_dropped": plan.mode == "firewall",
+            "pps_limit_dropped": plan.max_pps is not None and bool(plan.clients)}.get(counter, True)
 
 
 def _names(devices: tuple[str, ...]) -> str:

@@ -38,6 +38,10 @@ class CgnaptApproxVnf(PipelineVnf):
 
     OPTIONS_SCHEMA = options.CGNAPT
     APP_NAME = "vCGNAPT"
+    # its dynamic translations (a table per pipeline, aged by its own timer): nsb knows
+    # no command of its CLI that clears or counts them, so a stateful trial would
+    # inherit the last one's
+    KEEPS_STATE = None
     VNF_TYPE = "CGNAPT"
     STATS_COMMAND = "p cgnapt stats"
 

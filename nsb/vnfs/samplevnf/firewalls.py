@@ -11,6 +11,9 @@ class FwApproxVnf(FirewallVnf):
 
     OPTIONS_SCHEMA = options.FIREWALL
     APP_NAME = "vFW"
+    # its connection tracker: nsb knows no command of its CLI that clears or counts the
+    # connections it holds
+    KEEPS_STATE = None
     VNF_TYPE = "VFW"
     STATS_COMMAND = "p vfw stats"
     RULE_WORD = "vfw"

@@ -115,8 +115,13 @@ class TrexAstfGen(TrexTrafficGen):
             client.load_profile(_file_profile(self.api, load))
         client.clear_stats()
         started = time.monotonic()
-        client.start(mult=load.cps, duration=trial.duration_s, nc=True)
-        time.sleep(trial.duration_s + load.hold_s + START_DELAY_S + self.options["wait_close_s"])
+        # TRex ends every flow when its duration is over (nc: no waiting for them to
+        # close): a held session's duration is its hold's too; the limit keeps its
+        # connections to those the trial intended
+        lasts = trial.duration_s + load.hold_s + load.data_seconds
+        probes = self.options["latency_pps"] if trial.latency else 0
+        client.start(mult=load.cps, duration=lasts, nc=True, latency_pps=probes)
+        time.sleep(lasts + START_DELAY_S + self.options["wait_close_s"])
         client.stop(block=True)  # flows still open end now, unfinished
         elapsed = time.monotonic() - started
         return astf_stats.trial_result(trial, self, client.get_stats(), elapsed)

@@ -30,6 +30,11 @@ OPTIONS_SCHEMA = {
                                         "duration and each one's hold), this long for the "
                                         "last of them to finish before TRex is stopped",
                          "type": "number", "minimum": 0, "default": 0.25},
+        "latency_pps": {"description": "ICMP echoes a second TRex sends from each client port "
+                                       "to the server side (its ASTF latency stream: the "
+                                       "server port answers) in a trial that measures "
+                                       "latency; 0: none",
+                        "type": "integer", "minimum": 0, "maximum": 100000, "default": 100},
         "bidirectional": {**STL_OPTIONS["properties"]["bidirectional"],
                           "description": "port pairs carry connections both ways (ASTF: "
                                          "always client port to server port; kept for the "

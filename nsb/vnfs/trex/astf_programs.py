@@ -8,7 +8,11 @@ second so that ``start(mult=cps)`` is the trial's connection rate.
 - ``http``: an HTTP-like request and a response of ``response_bytes``;
 - ``long_lived``: a handshake, then the connection held open ``hold_s`` seconds (and
   ``data_pps_per_session`` packets a second of data from the client while held),
-  closed by the client: concurrent sessions and stateful throughput.
+  closed by the client: concurrent sessions;
+- ``udp_stream``: a datagram each way (the DUT's state made), a wait of ``hold_s``
+  (until every session is open), then ``data_pps_per_session`` datagrams a second of
+  ``request_bytes`` for ``data_s`` seconds from the client: stateful throughput, whose
+  loss is a count of datagrams (TCP would send a lost segment again).
 
 Client addresses come from ``client_range`` (behind the generator's client port),
 server addresses from ``server_range`` (behind its server port); the DUT routes them.
@@ -36,7 +40,7 @@ def profile(api, load: SessionLoad, ranges: Ranges, limit: int | None = None):
     """The ASTFProfile of a built-in program; ``limit``: at most that many connections
     (the trial's intended ones: each opened exactly once, as FD.io CSIT's profiles)."""
     build = {"tcp_cps": _tcp_cps, "udp_cps": _udp_cps, "http": _http,
-             "long_lived": _long_lived}[load.program]
+             "long_lived": _long_lived, "udp_stream": _udp_stream}[load.program]
     client, server = build(api, load)
     ip_gen = api.ASTFIPGen(glob=api.ASTFIPGenGlobal(ip_offset="0.0.0.1"),
                            dist_client=api.ASTFIPGenDist(ip_range=list(ranges.client),
@@ -105,4 +109,26 @@ def _long_lived(api, load: SessionLoad):
     else:
         client.delay(round(load.hold_s * 1e6))
     server.wait_for_peer_close()
+    return client, server
+
+
+def _udp_stream(api, load: SessionLoad):
+    """Hello and its answer (the session made), ``hold_s`` waited, then the data."""
+    hello, answer = b"h" * load.request_bytes, b"a" * load.response_bytes
+    client = api.ASTFProgram(stream=False)
+    client.send_msg(hello)
+    client.recv_msg(1)
+    server = api.ASTFProgram(stream=False)
+    server.recv_msg(1)
+    server.send_msg(answer)
+    count = load.data_packets_per_session
+    if load.hold_s > 0:
+        client.delay(round(load.hold_s * 1e6))
+    if count > 0:
+        client.set_var("var1", count)
+        client.set_label("a:")
+        client.send_msg(b"d" * load.request_bytes)
+        client.delay(round(1e6 / load.data_pps_per_session))
+        client.jmp_nz("var1", "a:")
+        server.recv_msg(count)
     return client, server
