@@ -49,8 +49,9 @@ class ScenarioHooks(TrialHooks):
         self.witness = SessionWitness(scenario.vnfs, reset=bool(
             (getattr(profile, "options", None) or {}).get("reset_state", True)))
 
-    def sessions_started(self, index: int, open_only: bool = False) -> None:
-        self.witness.start(open_only)
+    def sessions_started(self, index: int, open_only: bool = False,
+                         reset: bool = True) -> None:
+        self.witness.start(open_only, reset)
 
     def sessions_counted(self, index: int) -> int | None:
         return self.witness.peak()

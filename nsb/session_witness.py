@@ -34,13 +34,13 @@ class SessionWitness:
         self._failure: Exception | None = None
         self.open_only = False
 
-    def start(self, open_only: bool = False) -> None:
-        """Reset every stateful DUT, then sample their counts (``open_only``: of the
-        sessions open) until ``peak``."""
+    def start(self, open_only: bool = False, reset: bool = True) -> None:
+        """Reset every stateful DUT (unless the profile or the trial says not), then
+        sample their counts (``open_only``: of the sessions open) until ``peak``."""
         if not self.duts:
             return
         self.open_only = open_only
-        for dut in self.duts if self.reset else ():
+        for dut in self.duts if self.reset and reset else ():
             dut.reset_state()
         self._peak, self._failure = self._count(), None
         self._stop.clear()

@@ -37,6 +37,9 @@ class SessionLoad:
     # ``data_s`` seconds once every session is open (udp_stream; long_lived: while held)
     data_pps_per_session: float = 0.0
     data_s: float = 0.0
+    # the DUT forgets its sessions before the trial (False: a soak's later intervals,
+    # which measure the DUT with what the earlier ones left)
+    fresh: bool = True
 
     @property
     def udp(self) -> bool:

@@ -59,6 +59,10 @@ def _add_task_file(parser: argparse.ArgumentParser) -> None:
 def _add_start(actions) -> None:
     start = actions.add_parser("start", help="run a task")
     _add_task_file(start)
+    start.add_argument("--calibrate", action="store_true",
+                       help="first measure the generator's own connection rate with the DUT "
+                            "taken out (the lab's generator ports cabled to each other) and "
+                            "give it to each cps scenario as generator_ceiling_cps")
     start.add_argument("--dry-run", action="store_true",
                        help="print the resolved plan and stop; touches nothing")
     add_results_dir(start)

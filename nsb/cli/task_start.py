@@ -21,6 +21,8 @@ def cmd_task_start(args) -> int:
     task = load_task(args)
     # bad SLAs: before anything runs
     gate = gate_from_args(args, args.results_dir or conf.results_dir)
+    if getattr(args, "calibrate", False):
+        task = _calibrated(args, conf, task)
     plan = make_plan(args, conf, task, args.results_dir, dry_run=args.dry_run)
     if task.notice:  # once the task is known to be good, before it runs
         print(f"nsb: note: {task.notice}", file=sys.stderr)
@@ -45,6 +47,24 @@ def cmd_task_start(args) -> int:
     if gate is not None:
         gate.verdict(outcomes)
     return 0
+
+
+def _calibrated(args, conf, task):
+    """The task with the generator ceilings its twin measured port to port (a run of
+    its own, before it); a dry run only checks the twin can be made."""
+    from nsb import calibration
+
+    twin = calibration.twin(task)
+    plan = make_plan(args, conf, twin, args.results_dir, dry_run=args.dry_run)
+    if args.dry_run:
+        return task
+    results: list[dict] = []
+    run_plan(plan, conf, results)
+    ceilings = calibration.ceilings(results)
+    for scenario, cps in sorted(ceilings.items()):
+        print(f"nsb: calibration {plan.run.task_id}: {scenario}: the generator opened "
+              f"{cps:,.0f} connections/s port to port", file=sys.stderr)
+    return calibration.with_ceilings(task, ceilings)
 
 
 def _create_dirs(run, conf) -> None:

@@ -58,7 +58,7 @@ def _sessions(trial, result) -> dict:
     load = trial.sessions
     return {"program": load.program, "cps_asked": load.cps,
             "request_bytes": load.request_bytes, "response_bytes": load.response_bytes,
-            "hold_s": load.hold_s,
+            "hold_s": load.hold_s, "fresh": load.fresh,
             **({"data_pps_per_session": load.data_pps_per_session, "data_s": load.data_s}
                if load.data_pps_per_session else {}),
             **result.sessions.record()}

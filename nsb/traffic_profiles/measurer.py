@@ -91,9 +91,11 @@ class TrialHooks:
         """Where trial ``index``'s frames went, per direction (after trial_measured)."""
         return None
 
-    def sessions_started(self, index: int, open_only: bool = False) -> None:
-        """Stateful trial ``index`` is about to start: the DUTs that keep state reset;
-        ``open_only``: its sessions are held, so count only those open at once."""
+    def sessions_started(self, index: int, open_only: bool = False,
+                         reset: bool = True) -> None:
+        """Stateful trial ``index`` is about to start: the DUTs that keep state reset
+        (unless ``reset`` is False); ``open_only``: its sessions are held, so count only
+        those open at once."""
 
     def sessions_counted(self, index: int) -> int | None:
         """The most sessions the DUTs held during stateful trial ``index`` (their own
@@ -217,7 +219,8 @@ class Measurer:
         self.hooks.trial_started(index)
         try:
             if trial.sessions is not None:
-                self.hooks.sessions_started(index, trial.sessions.hold_s > 0)
+                self.hooks.sessions_started(index, trial.sessions.hold_s > 0,
+                                            trial.sessions.fresh)
             result = send(trial)
             if getattr(result, "sessions", None) is not None:  # a TrialResult's: checked next
                 result = replace(result, sessions=replace(

@@ -17,6 +17,7 @@ SESSIONS = SAMPLES / "tc_astf_sessions_nftables.yaml"
 CALIBRATE = SAMPLES / "tc_astf_calibrate.yaml"
 UDP_CPS = SAMPLES / "tc_astf_udp_cps_nftables_nat.yaml"
 THROUGHPUT = SAMPLES / "tc_astf_throughput_nftables.yaml"
+SOAK = SAMPLES / "tc_astf_cps_soak_nftables.yaml"
 
 
 @pytest.fixture(autouse=True)
@@ -121,6 +122,56 @@ def test_the_calibration_states_the_generator_s_own_ceiling(results_conf, tmp_pa
         s = trial["sessions"]
         assert s["attempted"] == s["established"] or trial["verdict"] != "pass"
         assert s["dut_sessions"] is None  # no DUT that keeps state
+
+
+def test_calibrate_measures_the_generator_port_to_port_first_and_bounds_the_answer(
+        results_conf, tmp_path):
+    """--calibrate: a run of its own with the DUT taken out (the generator's ports
+    cabled to each other, no VNF), whose answer becomes the CPS scenario's ceiling in
+    the task's run; the answer is the generator's whenever it is within 5 % of it."""
+    import json
+
+    from tests import results_schema
+
+    proc = start(results_conf, {"duration_s": 1, "upper_cps": 60000, "lower_cps": 1000,
+                                "precision_pct": 10}, "--calibrate", task=CPS,
+                 env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    runs = {}
+    for path in (tmp_path / "results").glob("*/results.json"):
+        doc = results_schema.check(json.loads(path.read_text()), str(path))
+        runs[doc["results"][0]["scenario"]] = (path.parent.name, doc)
+    assert sorted(runs) == ["cps_nat", "cps_nat_calibration"], sorted(runs)
+    calibration_id, calibration = runs["cps_nat_calibration"]
+    (ceiling,) = calibration["results"]
+    assert ceiling["limited_by"] in ("generator", "upper_bound"), ceiling
+    assert calibration["plan"]["scenarios"][0]["vnfs"] == {}  # no DUT
+    assert all(t["sessions"]["dut_sessions"] is None for t in calibration["trials"])
+    task_id, doc = runs["cps_nat"]
+    (result,) = doc["results"]
+    stateful = result["stateful"]
+    assert stateful["generator_ceiling_cps"] == ceiling["stateful"]["cps"]
+    near = stateful["cps"] >= 0.95 * stateful["generator_ceiling_cps"]
+    assert (result["limited_by"] == "generator") if near else result["limited_by"] in (
+        "dut", "generator"), (stateful, result["limited_by"])
+    assert f"calibration {calibration_id}: cps_nat_calibration: the generator opened" in err
+    assert leftovers(task_id) == [] and leftovers(calibration_id) == []
+
+
+def test_a_cps_soak_through_nat_keeps_the_dut_s_state_between_its_intervals(
+        results_conf, tmp_path):
+    """Three intervals of 1 s at 1,000 connections a second: the NAT's table flushed
+    before the first only, every connection of every interval established and seen by
+    conntrack, the soak's answer its rate."""
+    _, doc, _ = _run(results_conf, tmp_path, SOAK,
+                     {"cps": 1000, "duration_s": 3, "interval_s": 1})
+    (result,) = doc["results"]
+    assert [t["sessions"]["fresh"] for t in doc["trials"]] == [True, False, False]
+    assert result["limited_by"] == "none", result
+    assert result["soak"] == {"intervals": 3, "cps": 1000, "worst_loss_pct": 0.0,
+                              "failed_interval": None}
+    _witnessed(doc)
 
 
 def test_udp_cps_through_nat(results_conf, tmp_path):

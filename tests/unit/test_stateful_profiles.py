@@ -27,8 +27,8 @@ class Witness(TrialHooks):
         self.dut = dut
         self.resets = 0
 
-    def sessions_started(self, index, open_only=False):
-        self.resets += 1
+    def sessions_started(self, index, open_only=False, reset=True):
+        self.resets += reset
 
     def sessions_counted(self, index):
         return self.dut.held
@@ -198,3 +198,28 @@ def test_the_stateful_page_shows_the_line_an_ixload_task_ends_in(nsb_main):
     assert code == 2
     said = err.strip().replace(str(task.parent) + "/", "")
     assert said.replace(str(task.parent.relative_to(ROOT)) + "/", "") == shown.text.strip()
+
+
+def test_a_cps_soak_runs_its_intervals_resetting_the_dut_before_the_first_only():
+    from nsb.traffic_profiles.stateful.soak import CpsSoakProfile
+
+    profile = make_profile(CpsSoakProfile, cps=1000, duration=5, interval_s=1)
+    trials, (result,), hooks = run(profile, StatefulDut(dut_cps=5000))
+    assert len(trials) == 5 and hooks.resets == 1
+    assert [t.result.trial.sessions.fresh for t in trials] == [True] + [False] * 4
+    assert result.limited_by == LimitedBy.NONE
+    assert result.extra["soak"] == {"intervals": 5, "cps": 1000, "worst_loss_pct": 0.0,
+                                    "failed_interval": None}
+    assert result.extra["stateful"]["cps"] == 1000
+
+
+def test_a_cps_soak_over_the_dut_s_rate_fails_and_says_which_interval():
+    from nsb.traffic_profiles.stateful.soak import CpsSoakProfile
+
+    profile = make_profile(CpsSoakProfile, cps=1000, duration=3, interval_s=1)
+    trials, (result,), _ = run(profile, StatefulDut(dut_cps=900))
+    assert len(trials) == 3 and result.limited_by == LimitedBy.DUT
+    assert result.throughput_pps == 0.0
+    assert result.limited_reason.startswith("interval 1 of 3 fail: ")
+    assert result.extra["soak"]["failed_interval"] == 1
+    assert result.extra["soak"]["worst_loss_pct"] == pytest.approx(10.0)

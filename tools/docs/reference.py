@@ -314,13 +314,26 @@ def made() -> dict[str, str]:
     return {name: make() + "\n" for name, make in PAGES.items()}
 
 
+def _plugin_list(page: str) -> str:
+    """plugin-list.md with its table (between its markers) as `nsb plugin list
+    --markdown` prints it; the prose around it is the page's own."""
+    from nsb import plugin_table
+
+    start = page.index("<!-- plugin-table: made by")
+    end_mark = "<!-- end of plugin-table -->"
+    end = page.index(end_mark) + len(end_mark)
+    return page[:start] + plugin_table.markdown().rstrip("\n") + page[end:]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="compare with the pages in docs/reference; exit 1 if any differs")
     args = parser.parse_args()
     stale = []
-    for name, text in made().items():
+    pages = made()
+    pages["plugin-list.md"] = _plugin_list((REFERENCE / "plugin-list.md").read_text())
+    for name, text in pages.items():
         path = REFERENCE / name
         if args.check:
             if not path.exists() or path.read_text() != text:

@@ -45,10 +45,12 @@ def report(measurer: Measurer, profile, kind: str, best: Measurement | None,
            limited_by: LimitedBy, trials: int, ceiling_cps: float | None = None,
            extra: dict | None = None, warnings: tuple[str, ...] = (), *,
            frame: int = FRAME, answer_pps: float | None = None,
-           loss_pct: float | None = None, extra_stateful: dict | None = None) -> None:
+           loss_pct: float | None = None, extra_stateful: dict | None = None,
+           reason: str = "") -> None:
     """The answer to every output; a stream's (stateful throughput) states its own
-    frame size, data rate and data loss."""
-    limited_by, reason = limited(limited_by, best, ceiling_cps)
+    frame size, data rate and data loss; ``reason``: the profile's own words."""
+    limited_by, ceiling_reason = limited(limited_by, best, ceiling_cps)
+    reason = reason or ceiling_reason
     if best is None and not reason:
         reason = "no load at or above the lower bound passed"
     elif limited_by == LimitedBy.GENERATOR and not reason:  # the answer stands as it is
