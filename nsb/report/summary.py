@@ -18,7 +18,9 @@ COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "limited_by", "trials", "profile", "warnings", "latency_at_pps",
            # a stateful answer's (empty for frames): its kind, the connections a second
            # offered, asked and established, sessions held, the DUT's own count
-           stateful_kpis.KIND_FIELD, *stateful_kpis.RESULT_KEYS]
+           stateful_kpis.KIND_FIELD, *stateful_kpis.RESULT_KEYS,
+           # a tunnel's answer (empty otherwise): frame_size is then the inner frame's
+           "outer_frame_size"]
 # numbers that are averaged when a scenario ran several iterations
 MEAN_KEYS = [c for c in COLUMNS
              if c.startswith(("throughput", "line_rate", "loss", "latency", "pdv"))

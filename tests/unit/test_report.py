@@ -198,6 +198,15 @@ def test_three_tasks_compare_each_with_the_first(tmp_path):
 
 # --- summary formats ------------------------------------------------------------------------
 
+def test_csv_of_a_tunnel_s_answer_has_its_outer_frame(tmp_path):
+    tunnelled = {**result(114, 1000), "outer_frame_size": 164}
+    write_task(tmp_path, "vx", [tunnelled, result(64, 2000)])
+    parsed = list(csv.DictReader(io.StringIO(formats.render([loading.load("vx", tmp_path)],
+                                                            "csv"))))
+    assert [(r["frame_size"], r["outer_frame_size"]) for r in parsed] == [("114", "164"),
+                                                                          ("64", "")]
+
+
 def test_csv_has_one_row_per_result_with_plain_numbers(tmp_path):
     task = simulated_results(tmp_path)
     parsed = list(csv.DictReader(io.StringIO(formats.render([task], "csv"))))
