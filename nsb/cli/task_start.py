@@ -87,15 +87,14 @@ def run_plan(plan, conf, results: list[dict]) -> None:
 
     from nsb import engine, leftovers
     from nsb.progress import Progress
+    from nsb.report import terminal
 
     run = plan.run
     _create_dirs(run, conf)
     log_file = logging.FileHandler(Path(conf.log_dir) / f"{run.task_id}.log")
     log_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(log_file)
-    out = Console()
-    if not out.is_terminal:
-        out = Console(width=170)  # a pipe or file gets the whole table unwrapped
+    out = terminal.stdout_console()
     err = Console(stderr=True)
     err.print(f"task {run.task_id}: {plan.task.file.name} -> {run.results_dir}", highlight=False)
     progress = Progress(err)

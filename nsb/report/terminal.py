@@ -41,12 +41,17 @@ def plain_table(title: str, headers: list[str], rows: list[list[str]]):
     return table
 
 
-def print_tables(tables: list) -> None:
-    """rich tables on stdout; a pipe or file gets them whole (170 columns)."""
+def stdout_console():
+    """rich's console on stdout; a pipe or file gets every table whole, however wide its
+    numbers make it (a table wider than the console would cut its headers short)."""
     from rich.console import Console
 
     console = Console()
-    if not console.is_terminal:
-        console = Console(width=170)
+    return console if console.is_terminal else Console(width=1000)
+
+
+def print_tables(tables: list) -> None:
+    """rich tables on stdout; a pipe or file gets them whole."""
+    console = stdout_console()
     for rendered in tables:
         console.print(rendered)

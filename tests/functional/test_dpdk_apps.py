@@ -211,16 +211,21 @@ def test_the_sample_runs_both_core_counts(results_conf, tmp_path):
     task_id, doc = results_of(tmp_path / "results")
     assert [r["scenario"] for r in doc["results"]] == ["l3fwd_1core", "l3fwd_2cores"]
     for result in doc["results"]:
-        assert result["throughput_pps"] > 0 and result["loss_pct"] == 0, result
-        best = [t for t in doc["trials"] if t["scenario"] == result["scenario"]
-                and t["verdict"] in ("pass", "generator_limited")
-                and t["tx_rate_pps"] == pytest.approx(result["throughput_pps"])][0]
+        trials = [t for t in doc["trials"] if t["scenario"] == result["scenario"]]
+        passed = [t for t in trials if t["verdict"] in ("pass", "generator_limited")]
+        # on a loaded machine one l3fwd core may lose frames at every rate TRex reaches:
+        # then no trial passed and the answer is 0, never a rate nothing confirmed
+        assert result["loss_pct"] == 0 and (result["throughput_pps"] > 0) == bool(passed), \
+            result
+        best = next((t for t in passed
+                     if t["tx_rate_pps"] == pytest.approx(result["throughput_pps"])), trials[-1])
         # l3fwd's own counters (sampled after each trial) forwarded what was received
         samples = {k["trial_index"]: k["kpis"] for k in doc["kpis"]
                    if k["source"] == "l3fwd0" and k["scenario"] == result["scenario"]}
         prior = samples.get(best["trial_index"] - 1, {})
         forwarded = samples[best["trial_index"]]["packets_fwd"] - prior.get("packets_fwd", 0)
-        # a generator-limited trial may have lost frames on TRex's own af_packet receive
+        # a generator-limited or failed trial may have lost frames on TRex's own af_packet
+        # receive, after l3fwd forwarded them
         assert forwarded == best["rx_packets"] if best["verdict"] == "pass" \
             else forwarded >= best["rx_packets"]
     assert "l3fwd_2cores" in out and "Frame (B)" in out
