@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from nsb import frames, session_checks, units
+from nsb import frames, session_checks, units, vnf_events
 from nsb.errors import TaskError, raise_all
 from nsb.task import values
 
@@ -23,7 +23,8 @@ def check_scenario(scenario, generator, vnfs: list, profile) -> None:
     _warn_subnets(generator.context.nodes)
     raise_all([*_rate(generator, profile), *_mtu(generator, profile),
                *_shared_ports(scenario, generator, vnfs),
-               *session_checks.problems(scenario, generator, vnfs, profile)])
+               *session_checks.problems(scenario, generator, vnfs, profile),
+               *vnf_events.problems(scenario, vnfs, profile)])
 
 
 def _rate(generator, profile) -> list[TaskError]:

@@ -8,6 +8,7 @@ import logging
 import signal
 from typing import Protocol
 
+from nsb import vnf_events
 from nsb.contexts.base import Context
 from nsb.errors import RunError
 from nsb.event_bus import EventBus
@@ -91,6 +92,11 @@ class ScenarioHooks(TrialHooks):
         except Exception as exc:  # noqa: BLE001  (an unreadable counter: no path)
             LOG.warning("the trial's path could not be laid out: %s", exc)
             return None
+
+    def perform(self, event: dict) -> None:
+        vnf = vnf_events.target(self.scenario.vnfs, event)
+        if event["type"] == "pause":
+            vnf.pause(float(event.get("pause_ms", 500)) / 1000.0)
 
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         merged: dict = {}

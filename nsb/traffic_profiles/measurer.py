@@ -106,6 +106,10 @@ class TrialHooks:
         """Figures added to the result of a frame size (``ResultReady.extra``)."""
         return {}
 
+    def perform(self, event: dict) -> None:
+        """Perform ``event`` (nsb.vnf_events) on its VNF now, returning when it is over."""
+        raise NotImplementedError("no VNF here performs events")
+
 
 class Measurer:
     """Runs a profile's trials on the generator and records them for the outputs.

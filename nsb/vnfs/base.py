@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import abc
+import signal
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -146,6 +148,25 @@ class Vnf(Plugin):
         closed ones it keeps a while. Only a DUT that keeps state is asked."""
         raise NotImplementedError(f"{type(self).__name__} keeps no state to count")
 
+    # the events it can perform while a trial's traffic runs (nsb.vnf_events: "pause")
+    EVENTS: ClassVar[tuple[str, ...]] = ()
+
+    def pause(self, seconds: float) -> None:
+        """Stop its processes (SIGSTOP) for ``seconds``, then continue them (SIGCONT): an
+        outage of known length, nothing restarted or lost of its state."""
+        from nsb.errors import RunError
+
+        processes = self.processes()
+        if not processes:
+            raise RunError(f"{self.name}: no process of it runs to pause")
+        for process in processes:
+            process.signal(signal.SIGSTOP)
+        try:
+            time.sleep(seconds)
+        finally:
+            for process in processes:
+                process.signal(signal.SIGCONT)
+
     @abc.abstractmethod
     def terminate(self) -> None:
         """Stop everything instantiate started; safe to call more than once."""
@@ -153,6 +174,10 @@ class Vnf(Plugin):
 
 class TrafficGen(Vnf):
     """A VNF that offers trials and measures what came back."""
+
+    # when the traffic of the trial sent by run_sampled started (time.monotonic()), None
+    # before: events during a trial are timed from it
+    traffic_started: float | None = None
 
     # can send a frame mix (IMIX: Trial.frame_size a FrameMix) in one stream
     SENDS_FRAME_MIX = False

@@ -48,6 +48,8 @@ LCORES = {"description": "the CPUs its lcores run on (e.g. 1-2); default CPUs 1 
 class DpdkApp(Vnf):
     """A DPDK program forwarding between its ports."""
 
+    EVENTS = ("pause",)  # its processes stopped and continued (nsb.vnf_events)
+
     ADDS_HUGEPAGES = True
     KIND = ""  # its short name: logs are <vnf>-<KIND>.log
     MAIN_LCORE = False  # whether its lcores list a main lcore that does not forward

@@ -32,6 +32,8 @@ DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 class OvsVnf(Vnf):
     """Open vSwitch bridge (userspace datapath by default) switching the links via it."""
 
+    EVENTS = ("pause",)  # its ovsdb-server and vswitchd stopped and continued
+
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = {
         "type": "object",

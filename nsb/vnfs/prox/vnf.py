@@ -59,6 +59,8 @@ PROX_OPTIONS = {
 class ProxVnf(Vnf):
     """PROX as the system under test (routing, swap, nop ... as its config says)."""
 
+    EVENTS = ("pause",)  # its processes stopped and continued (nsb.vnf_events)
+
     OPTIONS_SCHEMA = {
         "type": "object",
         "required": ["prox_config"],

@@ -28,6 +28,8 @@ class Pid:
 class SampleVnf(Vnf):
     """A SampleVNF binary on its node's ports (subclasses: which binary, how)."""
 
+    EVENTS = ("pause",)  # its processes stopped and continued (nsb.vnf_events)
+
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = options.COMMON
     APP_NAME = ""  # the binary's name in bin_path

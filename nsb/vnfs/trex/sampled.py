@@ -83,8 +83,9 @@ def run(gen, trial: Trial, interval_s: float,
     client, ports = gen.client, list(range(len(gen.ports)))
     client.clear_stats(ports=ports)
     readings, assigned = Readings(gen, pg_ids), InFlight(on_interval)
+    gen.traffic_started = None
     client.start(ports=gen.tx_ports, duration=trial.duration_s, force=True)
-    started = time.monotonic()
+    started = gen.traffic_started = time.monotonic()  # events are timed from here
     try:
         pace = _sample_while_sending(gen, readings, trial, interval_s, started, assigned.push)
     except BaseException:

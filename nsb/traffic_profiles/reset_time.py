@@ -1,0 +1,185 @@
+"""Reset time (RFC 6201): a steady rate, an event on the DUT while it runs (a pause of
+known length), and how long the outage was: by frame loss (lost / rate), by timestamps
+(last frame forwarded before, first after) and until every frame arrives again. N trials
+give the mean and spread; one that does not come back within ``recovery_limit_s`` fails
+("not recovered"). The trial is read every ``interval_s`` (its timeline is the trial's
+intervals, kept like a soak's)."""
+
+from __future__ import annotations
+
+from nsb import vnf_events
+from nsb.events import LimitedBy, SoakInterval
+from nsb.frames import Frame
+from nsb.intervals import IntervalSample
+from nsb.traffic_profiles import common, soak_run
+from nsb.traffic_profiles.judges import FAIL, GENERATOR_LIMITED, PASS
+from nsb.traffic_profiles.measurer import Measurer, SearchPoint
+from nsb.traffic_profiles.reset_timeline import ResetTime, analyse, record, spread
+from nsb.traffic_profiles.soak import RATE_KEYS, SoakProfile
+from nsb.trial import Trial, TrialResult
+
+PROPERTIES = {**SoakProfile.OPTIONS_SCHEMA["properties"]}
+for _key in ("worst_intervals", "imix"):
+    PROPERTIES.pop(_key)
+
+
+class ResetTimeProfile(SoakProfile):
+    """Trials at a steady rate with an event on the DUT; the outage it caused."""
+
+    OPTIONS_SCHEMA = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            **PROPERTIES,
+            "packet_sizes": {**common.PACKET_SIZES, "default": [64],
+                             "description": "frame sizes in bytes, N trials each"},
+            "duration": {**common.DURATION, "default": 8,
+                         "description": "seconds of traffic per trial"},
+            "interval_s": {"description": "seconds per reading of the trial's counters: the "
+                                          "timeline's resolution",
+                           "type": "number", "minimum": 0.02, "maximum": 1, "default": 0.1},
+            "ndr_pct": {"description": "the share of ndr_task's NDR offered, in % (at most "
+                                       "100: above the NDR frames are lost without any "
+                                       "event)",
+                        "type": "number", "exclusiveMinimum": 0, "maximum": 100,
+                        "default": 50},
+            "event": {**vnf_events.SCHEMA, "default": {"type": "pause"}},
+            "tolerated_loss_pct": {
+                "description": "frames lost before the event tolerated, in % of those sent "
+                               "then (a frame counted a reading or two late looks lost "
+                               "until it arrives)",
+                "type": "number", "minimum": 0, "maximum": 100, "default": 0.1},
+            "latency": {"description": "true: latency per reading too (TRex's latency "
+                                       "streams; their readings make each one slower, "
+                                       "about 0.13 s instead of 0.05 s here)",
+                        "type": "boolean", "default": False},
+            "event_at_s": {"description": "seconds into each trial when the event starts "
+                                          "(the traffic before it must be loss-free)",
+                           "type": "number", "exclusiveMinimum": 0, "default": 2},
+            "warmup_s": {"description": "seconds at the start of each trial whose loss "
+                                        "is neither the event's nor held against the rate "
+                                        "(a switch learning its flows)",
+                         "type": "number", "minimum": 0, "default": 0.5},
+            "trials": {"description": "trials per frame size (mean and spread)",
+                       "type": "integer", "minimum": 1, "default": 1},
+            "recovery_limit_s": {"description": "a trial whose frames do not all arrive "
+                                                "again within this many seconds of the "
+                                                "event fails (not recovered)",
+                                 "type": "number", "exclusiveMinimum": 0, "default": 3},
+        },
+        "oneOf": [{"required": [key]} for key in RATE_KEYS],
+    }
+
+    def __init__(self, spec, options, run):
+        super().__init__(spec, options, run)
+        if options["warmup_s"] >= options["event_at_s"]:
+            raise spec.options_where.error(
+                f"warmup_s {options['warmup_s']:g} does not end before the event at "
+                f"{options['event_at_s']:g} s", "warmup_s")
+        if options["event_at_s"] >= options["duration"]:
+            raise spec.options_where.error(
+                f"event_at_s {options['event_at_s']:g} is not within the trial's duration "
+                f"{options['duration']:g} s", "event_at_s")
+
+    def _soak(self, measurer: Measurer, frame: Frame) -> None:
+        o = self.options
+        pps, pct = self.rate(frame, measurer.ports)
+        outages: list[ResetTime] = []
+        verdicts = []
+        for number in range(1, o["trials"] + 1):
+            if measurer.should_stop():
+                break
+            done, outage = self._trial(measurer, frame, pps, pct, number)
+            verdicts.append(done)
+            if outage is not None:
+                outages.append(outage)
+        if not verdicts:
+            return
+        passed = all(d.verdict == PASS for d in verdicts) and len(verdicts) == o["trials"]
+        limited = LimitedBy.NONE if passed else LimitedBy.GENERATOR if any(
+            d.verdict == GENERATOR_LIMITED for d in verdicts) else LimitedBy.DUT
+        measurer.result_ready(
+            frame, verdicts[-1].result if passed else None, self.speed_gbps, limited,
+            len(verdicts), self.spec.type,
+            extra={"offered_pps": pps, "reset": summary(outages, o["event"])})
+
+    def _trial(self, measurer: Measurer, frame: Frame, pps: float, pct: float,
+               number: int):
+        o = self.options
+        trial = Trial(frame_size=frame, rate_pps=pps, duration_s=float(o["duration"]),
+                      flows=o.get("flows"), latency=o["latency"])
+        index, intervals = measurer.trial_count, []
+
+        def on_interval(sample: IntervalSample) -> None:
+            intervals.append(sample)
+            measurer.emit(SoakInterval(measurer.task_id, measurer.scenario, trial_index=index,
+                                       frame_size=frame, rate_pps=pps, sample=sample))
+
+        event = o["event"]
+        at_s = float(event.get("at_s", o["event_at_s"]))
+        scheduled = vnf_events.Scheduled(lambda: measurer.hooks.perform(event), event, at_s,
+                                         lambda: measurer.generator.traffic_started)
+        send = soak_run.sender(measurer.generator, float(o["interval_s"]), on_interval,
+                               measurer.should_stop)
+        outage: list[ResetTime] = []
+
+        def run(t: Trial) -> TrialResult:
+            with scheduled:
+                return send(t)
+
+        def judge(result: TrialResult):
+            verdict, reason, found = _judged(result, intervals, scheduled.happened, o)
+            outage.extend(found)
+            return verdict, reason
+
+        done = measurer.measure(trial, SearchPoint(pct, pct, pct, o["trials"] - number,
+                                                   trial.duration_s),
+                                judge, why=f"reset time, trial {number} of {o['trials']}",
+                                run=run)
+        return done, outage[0] if outage else None
+
+
+def _judged(result: TrialResult, intervals: list[IntervalSample], happened,
+            o: dict) -> tuple:
+    """The trial's verdict, its reason and its outage (a list of one, or none)."""
+    if happened is None:
+        return FAIL, "the event did not happen (the traffic ended first)", []
+    if happened.error:
+        return FAIL, f"the event failed: {happened.error}", []
+    outage = analyse(intervals, happened.start_s, happened.end_s, result.trial.rate_pps,
+                     o["warmup_s"])
+    # no outage of the DUT's is known from these two: the trial answers nothing
+    if outage.lost_before > outage.sent_before * o["tolerated_loss_pct"] / 100:
+        return FAIL, (f"{outage.lost_before:,} of {outage.sent_before:,} frames lost before "
+                      f"the event (tolerated: {o['tolerated_loss_pct']:g} %): the rate is not "
+                      "loss-free, lower it"), []
+    if result.generator_limited:
+        return GENERATOR_LIMITED, (f"the generator could not keep the rate "
+                                   f"({result.generator_note})"), []
+    if not _within(outage, o["recovery_limit_s"]):
+        return FAIL, (f"not recovered: frames were still lost "
+                      f"{o['recovery_limit_s']:g} s after the event"), [outage]
+    shown = f"{outage.timestamp_s:.3f}" if outage.timestamp_s is not None else "-"
+    return PASS, (f"reset time {outage.frame_loss_s:.3f} s by frame loss, {shown} s by "
+                  f"timestamps; every frame arrived again {outage.full_rate_back_s:.3f} s "
+                  "after the event"), [outage]
+
+
+def _within(outage: ResetTime, limit_s: float) -> bool:
+    return outage.full_rate_back_s is not None and outage.full_rate_back_s <= limit_s
+
+
+def summary(outages: list[ResetTime], event: dict) -> dict:
+    """The answer: each trial's outage, and the mean and spread of each method."""
+    def values(key: str) -> list[float]:
+        return [getattr(x, key) for x in outages if getattr(x, key) is not None]
+
+    return {
+        "event": dict(event),
+        "trials": [record(x) for x in outages],
+        "frame_loss_s": spread(values("frame_loss_s")),
+        "timestamp_s": spread(values("timestamp_s")),
+        "full_rate_back_s": spread(values("full_rate_back_s")),
+        "recovered": bool(outages) and all(x.recovered for x in outages),
+        "reset_time_s": spread(values("frame_loss_s")).get("mean"),
+    }

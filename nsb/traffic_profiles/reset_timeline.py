@@ -1,0 +1,146 @@
+"""Reset time read from a trial's timeline (RFC 6201): the trial's counts every interval,
+an event at a known time, and from them the outage three ways.
+
+- frame loss: the frames lost over the whole trial divided by the rate offered (RFC
+  6201's frame-loss method; frames the DUT kept queued through the outage and forwarded
+  afterwards are not lost, so it is the shorter one);
+- timestamps: from the last frame forwarded before the outage to the first after it
+  (RFC 6201's timestamp method), read at the timeline's resolution: the intervals
+  in which nothing arrived, plus the share of each edge interval that the rate would
+  have filled and did not (an edge where queued frames arrived in a burst reads short by
+  their drain time);
+- every frame back: from the event's start to the first reading from which the frames
+  missing (sent less received) stay at the trial's final loss, give or take the frames in
+  flight: from there on every frame sent arrives, at the full rate.
+
+Each is exact to about one sampling interval at each edge.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from nsb.intervals import IntervalSample
+
+
+@dataclass(frozen=True)
+class ResetTime:
+    """One trial's outage (seconds since its traffic started, or lengths in seconds)."""
+
+    event_start_s: float
+    event_end_s: float
+    offered_pps: float  # what the generator sent before the event, per second
+    sent_before: int  # frames sent before the event, after the warm-up
+    lost_before: int  # of them lost: the rate must be loss-free
+    lost_warmup: int  # frames lost in the warm-up (a switch learning its flows)
+    lost_packets: int  # frames lost over the whole trial
+    frame_loss_s: float
+    timestamp_s: float | None  # None: nothing was forwarded after the event
+    full_rate_back_s: float | None  # None: some interval lost frames to the trial's end
+    interval_s: float
+
+    @property
+    def recovered(self) -> bool:
+        return self.full_rate_back_s is not None
+
+
+def analyse(intervals: list[IntervalSample], event_start_s: float, event_end_s: float,
+            rate_pps: float, warmup_s: float = 0.0) -> ResetTime:
+    """The outage of one trial; ``rate_pps`` is the rate asked (used when no interval
+    ended before the event). Frames lost in the first ``warmup_s`` (a switch learning
+    its flows) are not the event's, nor held against the rate."""
+    before = [s for s in intervals if s.end_s <= event_start_s]
+    steady = [s for s in before if s.start_s >= warmup_s]
+    span = sum(s.end_s - s.start_s for s in steady)
+    offered = sum(s.tx_packets for s in steady) / span if span > 0 else rate_pps
+    lost_before = sum(max(0, s.lost_packets) for s in steady)
+    lost_warmup = sum(max(0, s.lost_packets) for s in before if s.start_s < warmup_s)
+    lost = sum(s.tx_packets for s in intervals) - sum(s.rx_packets for s in intervals)
+    after = [s for s in intervals if s.end_s > event_start_s]
+    steps = [s.end_s - s.start_s for s in intervals if not s.last]
+    step = statistics.median(steps) if steps else 0.0
+    # frames in flight at a reading: as many as were missing before the event, or a
+    # tenth of a reading's frames
+    missing, in_flight = 0, 0
+    for sample in before:
+        missing += sample.tx_packets - sample.rx_packets
+        in_flight = max(in_flight, missing)
+    allowance = max(in_flight, 0.1 * offered * step)
+    return ResetTime(
+        event_start_s=event_start_s, event_end_s=event_end_s, offered_pps=offered,
+        sent_before=sum(s.tx_packets for s in steady), lost_before=lost_before,
+        lost_warmup=lost_warmup, lost_packets=lost,
+        frame_loss_s=max(0, lost - lost_before - lost_warmup) / offered
+        if offered > 0 else 0.0,
+        timestamp_s=_timestamp_s(before[-1:], after, offered),
+        full_rate_back_s=_full_rate_back_s(intervals, event_start_s, lost, allowance),
+        interval_s=step)
+
+
+def _idle_s(sample: IntervalSample, offered_pps: float) -> float:
+    """How much of ``sample`` nothing arrived, by how far its frames fell short of the
+    rate (a steady rate fills an interval evenly)."""
+    span = sample.end_s - sample.start_s
+    if span <= 0 or offered_pps <= 0:
+        return 0.0
+    return span * min(1.0, max(0.0, 1.0 - sample.rx_packets / (offered_pps * span)))
+
+
+def _timestamp_s(edge_before: list[IntervalSample], after: list[IntervalSample],
+                 offered_pps: float) -> float | None:
+    """Last frame forwarded before the outage to the first after: the intervals where
+    nothing arrived and the idle shares of the intervals around them; without an empty
+    interval, the idle shares of the first two intervals after the event."""
+    if not any(s.rx_packets for s in after):
+        return None
+    empty = [i for i, s in enumerate(after) if s.rx_packets == 0 and not s.last]
+    if not empty:
+        return sum(_idle_s(s, offered_pps) for s in after[:2])
+    first = last = empty[0]
+    while last + 1 < len(after) and after[last + 1].rx_packets == 0:
+        last += 1
+    edges = (after[first - 1:first] if first else edge_before) + after[last + 1:last + 2]
+    return after[last].end_s - after[first].start_s + \
+        sum(_idle_s(s, offered_pps) for s in edges)
+
+
+def _full_rate_back_s(intervals: list[IntervalSample], event_start_s: float, lost: int,
+                      allowance: float) -> float | None:
+    """From the event to the first reading after it from which the frames missing so far
+    (sent less received) stay within ``allowance`` (frames in flight) of the trial's
+    final loss: from there on every frame sent arrives. None when that is only so once
+    the traffic stopped and drained."""
+    missing, readings = 0, []
+    for sample in intervals:
+        missing += sample.tx_packets - sample.rx_packets
+        readings.append((sample, abs(missing - lost) <= allowance))
+    back = None
+    for sample, settled in readings:
+        if not settled:
+            back = None
+        elif back is None and sample.end_s > event_start_s:
+            back = sample
+    if back is None or back.last:
+        return None
+    return max(0.0, back.end_s - event_start_s)
+
+
+def spread(values: list[float]) -> dict:
+    """Mean, standard deviation, min and max of N trials' values."""
+    if not values:
+        return {}
+    return {"mean": statistics.fmean(values),
+            "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values), "max": max(values), "trials": len(values)}
+
+
+def record(reset: ResetTime) -> dict:
+    """One trial's outage as results hold it."""
+    return {"event_start_s": reset.event_start_s, "event_end_s": reset.event_end_s,
+            "event_s": reset.event_end_s - reset.event_start_s,
+            "offered_pps": reset.offered_pps, "sent_before_event": reset.sent_before,
+            "lost_before_event": reset.lost_before, "lost_in_warmup": reset.lost_warmup,
+            "lost_packets": reset.lost_packets, "frame_loss_s": reset.frame_loss_s,
+            "timestamp_s": reset.timestamp_s, "full_rate_back_s": reset.full_rate_back_s,
+            "recovered": reset.recovered, "interval_s": reset.interval_s}

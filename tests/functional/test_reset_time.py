@@ -1,0 +1,109 @@
+"""Reset time in the lab, against an outage of known length: testpmd stopped (SIGSTOP)
+for pause_ms under a steady rate from TRex, then continued. The outage found by every
+method is the pause within two readings of the timeline, the timeline's counts add up to
+the trial's and to testpmd's own counters, and a bad event is one located line."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT, requires_root
+from tests.functional.lab import leftovers, results_of, start
+from tests.functional.trex_lab import env_with_trex, requires_trex
+
+SAMPLE = ROOT / "samples" / "reset" / "tc_reset_pause.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _lab():
+    requires_root()
+    requires_trex()
+
+
+@pytest.mark.parametrize("dut,vnf,pause_s", [("testpmd", "testpmd0", 0.4), ("ovs", "ovs0", 0.3)])
+def test_a_known_pause_is_the_reset_time_by_every_method(results_conf, tmp_path, dut, vnf,
+                                                         pause_s):
+    step_s = 0.05
+    proc = start(results_conf, {"dut": dut, "pause_ms": pause_s * 1000, "interval_s": step_s,
+                                "trials": 2, "duration_s": 4, "rate_pps": 40000},
+                 task=SAMPLE, env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    reset = result["reset"]
+    assert len(reset["trials"]) == 2 and reset["recovered"], reset
+    for trial in reset["trials"]:
+        # what nsb did: the pause's length as performed (a sleep may overshoot a little)
+        assert trial["event_s"] == pytest.approx(pause_s, abs=0.05)
+        # TRex's counters move in steps (of 40 frames here): a reading may count frames
+        # received before it counts them sent, so a few look lost for a reading or two
+        assert trial["lost_before_event"] <= trial["sent_before_event"] * 0.001
+        # frames queued in testpmd's rings through the pause are forwarded after it:
+        # the frame-loss method is at most the pause, and short of it by the rings only
+        assert trial["event_s"] - 2 * step_s <= trial["frame_loss_s"] <= \
+            trial["event_s"] + 2 * step_s
+        assert trial["timestamp_s"] == pytest.approx(trial["event_s"], abs=2 * step_s)
+        assert trial["full_rate_back_s"] == pytest.approx(trial["event_s"], abs=2 * step_s)
+    assert reset["frame_loss_s"]["trials"] == 2
+    assert reset["reset_time_s"] == pytest.approx(reset["frame_loss_s"]["mean"])
+    _timeline_adds_up(doc)
+    if dut == "testpmd":
+        _testpmd_counted(doc)
+    assert "Reset time, frame loss (s)" in out and f"{vnf} paused {pause_s * 1000:g} ms" in out
+    assert leftovers(task_id) == []
+
+
+def test_a_pause_that_holds_the_generator_back_is_no_reset_time(results_conf, tmp_path):
+    """Over vhost-user a stopped OVS-DPDK fills TRex's rings and TRex waits: nothing is
+    lost, and the trial is the generator's (it fell behind), never a DUT's reset time."""
+    proc = start(results_conf, {"dut": "ovs_dpdk", "pause_ms": 400, "duration_s": 4,
+                                "rate_pps": 40000}, task=SAMPLE, env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (trial,) = doc["trials"]
+    assert trial["verdict"] == "generator_limited", trial["reason"]
+    (result,) = doc["results"]
+    assert result["limited_by"] == "generator" and result["reset"]["reset_time_s"] is None
+    assert leftovers(task_id) == []
+
+
+def _timeline_adds_up(doc: dict) -> None:
+    """Each trial's intervals sum to its counts and losses."""
+    for trial in doc["trials"]:
+        timeline = [s for s in doc["soak_intervals"] if s["trial_index"] == trial["trial_index"]]
+        assert sum(s["tx_packets"] for s in timeline) == trial["tx_packets"]
+        assert sum(s["rx_packets"] for s in timeline) == trial["rx_packets"]
+        lost = trial["tx_packets"] - trial["rx_packets"]
+        assert lost == sum(s["lost_packets"] for s in timeline)
+
+
+def _testpmd_counted(doc: dict) -> None:
+    """testpmd's own counters: it took no more than TRex sent and forwarded what TRex
+    received."""
+    telemetry = {k["trial_index"]: k["kpis"] for k in doc["kpis"] if k["source"] == "testpmd0"}
+    for trial in doc["trials"]:
+        index = trial["trial_index"]
+        before = telemetry.get(index - 1, {})
+        forwarded = telemetry[index]["port1_opackets"] - before.get("port1_opackets", 0)
+        received = telemetry[index]["port0_ipackets"] - before.get("port0_ipackets", 0)
+        # TRex's af_packet receive may drop what testpmd sent at the burst after the pause
+        assert received <= trial["tx_packets"] and forwarded >= trial["rx_packets"]
+        assert received - forwarded <= 0  # io forwarding: testpmd lost nothing it took
+
+
+def test_an_event_the_dut_cannot_perform_is_one_located_line(results_conf):
+    proc = start(results_conf, {}, "--dry-run", task=SAMPLE, env=env_with_trex())
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    bad = SAMPLE.read_text().replace("'testpmd0' if dut", "'testpmd9' if dut")
+    assert bad != SAMPLE.read_text()
+    task = results_conf.parent / "tc_bad_event.yaml"
+    task.write_text(bad)
+    proc = start(results_conf, {}, task=task, env=env_with_trex())
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    (line,) = [row for row in err.splitlines() if row.strip()]
+    assert "tc_bad_event.yaml" in line and "event" in line and "testpmd9" in line
+    assert "Traceback" not in err

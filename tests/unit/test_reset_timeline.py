@@ -1,0 +1,86 @@
+"""Reset time from timelines of known outages: a DUT that forwards at the rate, stops
+for a known time (keeping some frames queued, which it forwards when it continues)."""
+
+import pytest
+
+from nsb.intervals import InFlight, IntervalSample
+from nsb.traffic_profiles.reset_timeline import analyse, spread
+
+RATE = 10_000.0
+
+
+def timeline(stop_s: float, go_s: float, queued: int = 0, duration_s: float = 5.0,
+             step_s: float = 0.1, never_back: bool = False) -> list[IntervalSample]:
+    """What a generator reading every ``step_s`` sees of a DUT that forwards nothing
+    from ``stop_s`` to ``go_s`` but ``queued`` frames it forwards at ``go_s``."""
+    samples: list[IntervalSample] = []
+    assigned = InFlight(samples.append)
+    steps = round(duration_s / step_s)
+    for i in range(steps):
+        start, end = i * step_s, (i + 1) * step_s
+        tx = round(RATE * step_s)
+        down = max(0.0, min(end, go_s if not never_back else end) - max(start, stop_s))
+        rx = round(RATE * (step_s - down))
+        if start <= go_s < end and not never_back:
+            rx += queued
+        assigned.push(IntervalSample(i, start, end, tx, rx, last=i == steps - 1))
+    return samples
+
+
+@pytest.mark.parametrize("stop_s,pause_s", [(2.0, 0.5), (2.03, 0.5), (2.07, 0.25),
+                                            (1.01, 1.33), (2.0, 0.05)])
+def test_a_pause_is_found_within_two_readings_by_every_method(stop_s, pause_s):
+    found = analyse(timeline(stop_s, stop_s + pause_s), stop_s, stop_s + pause_s, RATE)
+    assert found.lost_before == 0 and found.offered_pps == pytest.approx(RATE)
+    assert found.frame_loss_s == pytest.approx(pause_s, abs=1e-3)  # nothing queued
+    assert found.timestamp_s == pytest.approx(pause_s, abs=0.2)
+    assert found.recovered and 0 <= found.full_rate_back_s - pause_s <= 0.2
+
+
+def test_frames_queued_through_the_pause_shorten_the_frame_loss_method_only():
+    queued = 1_500  # 0.15 s at the rate
+    found = analyse(timeline(2.0, 2.5, queued), 2.0, 2.5, RATE)
+    assert found.frame_loss_s == pytest.approx(0.5 - 0.15, abs=1e-3)
+    assert found.timestamp_s == pytest.approx(0.5, abs=0.2)
+    assert found.lost_packets == round(RATE * 0.5) - queued
+
+
+def test_a_dut_that_never_comes_back_is_not_recovered():
+    found = analyse(timeline(2.0, 99, never_back=True), 2.0, 2.5, RATE)
+    assert not found.recovered and found.full_rate_back_s is None
+    assert found.timestamp_s is None  # nothing forwarded after the event
+
+
+def test_loss_before_the_event_is_counted_apart():
+    samples = timeline(2.0, 2.5)
+    samples[3] = IntervalSample(3, 0.3, 0.4, 1000, 900)
+    found = analyse(samples, 2.0, 2.5, RATE)
+    assert found.lost_before == 100
+    assert found.frame_loss_s == pytest.approx(0.5, abs=1e-3)  # the event's own loss
+
+
+def test_spread_of_trials():
+    assert spread([0.5, 0.7]) == pytest.approx(
+        {"mean": 0.6, "stdev": 0.1414, "min": 0.5, "max": 0.7, "trials": 2}, abs=1e-3)
+    assert spread([]) == {}
+
+
+def test_loss_in_the_warm_up_is_neither_the_event_s_nor_held_against_the_rate():
+    samples = timeline(2.0, 2.5)
+    samples[1] = IntervalSample(1, 0.1, 0.2, 1000, 890)  # a switch learning its flows
+    found = analyse(samples, 2.0, 2.5, RATE, warmup_s=0.5)
+    assert (found.lost_warmup, found.lost_before) == (110, 0)
+    assert found.frame_loss_s == pytest.approx(0.5, abs=1e-3)
+    assert analyse(samples, 2.0, 2.5, RATE).lost_before == 110  # without a warm-up
+
+
+def test_a_dut_back_at_half_rate_first_is_back_when_every_frame_arrives():
+    samples: list[IntervalSample] = []
+    assigned = InFlight(samples.append)
+    for i in range(50):  # stopped 2.0-2.5 s, then half its frames until 3.5 s
+        start, end = i * 0.1, (i + 1) * 0.1
+        rx = 0 if 2.0 <= start < 2.5 else 500 if 2.5 <= start < 3.5 else 1000
+        assigned.push(IntervalSample(i, start, end, 1000, rx, last=i == 49))
+    found = analyse(samples, 2.0, 2.5, RATE)
+    assert found.frame_loss_s == pytest.approx(1.0, abs=1e-3)  # 10,000 frames at 10k/s
+    assert found.full_rate_back_s == pytest.approx(1.5, abs=0.11)
