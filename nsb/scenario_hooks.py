@@ -97,6 +97,13 @@ class ScenarioHooks(TrialHooks):
         vnf = vnf_events.target(self.scenario.vnfs, event)
         if event["type"] == "pause":
             vnf.pause(float(event.get("pause_ms", 500)) / 1000.0)
+        elif event["type"] == "command":
+            vnf.run_event_command(event["command"])
+        else:
+            vnf.perform_event(event)
+
+    def prepare(self, event: dict) -> None:
+        vnf_events.target(self.scenario.vnfs, event).prepare_event(event)
 
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         merged: dict = {}

@@ -16,9 +16,9 @@ a second), ``sessions>=1M`` (a ``concurrent_sessions`` answer's sessions held),
 ``dut_sessions>=...`` (the DUT's own count at any stateful answer). They are no frame
 size's, so ``@FRAME`` is refused with them; the frame metrics leave the ``cps`` and
 ``concurrent_sessions`` answers alone (their packets are not what was measured), and
-``regression_pct`` compares each answer in its own unit. ``reset_time_s<=0.5`` checks a
-``reset_time`` answer (its trials' mean outage by frame loss); the other metrics leave
-those answers alone.
+``regression_pct`` compares each answer in its own unit. ``reset_time_s<=0.5`` and
+``blocked_time_s<=0.01`` check a ``reset_time`` or ``reconfig`` answer (its trials' mean
+outage by frame loss); the other metrics leave those answers alone.
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ METRICS: dict[str, str] = {
     "line_rate_pct": "line_rate_pct", "loss_pct": "loss_pct",
     **{f"latency_{key}": f"latency_{key.replace('.', '_')}" for key in summary.LATENCY_KEYS},
     "cps": "cps", "sessions": "sessions", "dut_sessions": "dut_sessions",
-    "reset_time_s": "reset_time_s",
+    "reset_time_s": "reset_time_s", "blocked_time_s": "blocked_time_s",
 }
-RESET_METRICS = ("reset_time_s",)  # a reset_time answer's (its mean outage by frame loss)
+# a reset_time or reconfig answer's (the mean outage by frame loss)
+RESET_METRICS = ("reset_time_s", "blocked_time_s")
 REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
 # stateful metrics -> the answers they apply to (their kinds); None: every stateful one
 STATEFUL_METRICS: dict[str, tuple[str, ...] | None] = {

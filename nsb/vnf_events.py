@@ -14,12 +14,18 @@ from nsb.errors import TaskError
 EVENTS = {
     "pause": "the VNF's processes stopped (SIGSTOP) for pause_ms, then continued (SIGCONT): "
              "an outage of known length, nothing restarted",
+    "command": "a shell command run on the VNF's node (in its namespace): the event lasts "
+               "until it returns (a rule changed and changed back, a link set down and up)",
+    "rule_churn": "nftables: rules installed first (rules_installed, before the traffic), "
+                  "then changes_per_s of them added and removed for churn_s seconds; none "
+                  "matches the traffic",
 }
 
 SCHEMA = {
     "description": "what happens to the DUT at at_s: type (" + ", ".join(EVENTS) +
                    "), vnf (its name; default: the scenario's first VNF), pause_ms (a "
-                   "pause's length)",
+                   "pause's length), command (a command's shell text), rules_installed, "
+                   "changes_per_s and churn_s (a rule churn's)",
     "type": "object",
     "additionalProperties": False,
     "required": ["type"],
@@ -27,6 +33,10 @@ SCHEMA = {
         "type": {"enum": list(EVENTS)},
         "vnf": {"type": "string", "minLength": 1},
         "pause_ms": {"type": "number", "exclusiveMinimum": 0, "default": 500},
+        "command": {"type": "string", "minLength": 1},
+        "rules_installed": {"type": "integer", "minimum": 0, "default": 1000},
+        "changes_per_s": {"type": "number", "exclusiveMinimum": 0, "default": 100},
+        "churn_s": {"type": "number", "exclusiveMinimum": 0, "default": 2},
         "at_s": {"description": "seconds into the trial's traffic", "type": "number",
                  "exclusiveMinimum": 0},
     },
@@ -59,6 +69,9 @@ def problems(scenario, vnfs: list, profile) -> list[TaskError]:
     if vnf is None:
         return [where.error(f"event.vnf '{name}' is none of the scenario's VNFs "
                             f"({', '.join(v.name for v in vnfs)})", "event")]
+    if event["type"] == "command" and not event.get("command"):
+        return [where.error("a 'command' event needs its command (event.command: shell "
+                            "text run on the VNF's node)", "event")]
     if event["type"] not in vnf.EVENTS:
         can = ", ".join(vnf.EVENTS) or "no event"
         return [where.error(f"'{name}' ({vnf.spec.type}) cannot perform a "

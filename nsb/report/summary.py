@@ -19,8 +19,8 @@ COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            # a stateful answer's (empty for frames): its kind, the connections a second
            # offered, asked and established, sessions held, the DUT's own count
            stateful_kpis.KIND_FIELD, *stateful_kpis.RESULT_KEYS,
-           # a reset_time answer's mean outage by frame loss (empty otherwise)
-           "reset_time_s",
+           # a reset_time or reconfig answer's mean outage by frame loss (empty otherwise)
+           "reset_time_s", "blocked_time_s",
            # a tunnel's answer (empty otherwise): frame_size is then the inner frame's
            "outer_frame_size"]
 # numbers that are averaged when a scenario ran several iterations
@@ -56,6 +56,7 @@ def row(task_id: str, result: dict) -> dict:
     out.update(stateful_kpis.result_numbers(stateful))
     # a reset-time answer's outage (mean of its trials, by frame loss), else None
     out["reset_time_s"] = (result.get("reset") or {}).get("reset_time_s")
+    out["blocked_time_s"] = (result.get("reset") or {}).get("blocked_time_s")
     if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
         out["outer_frame_size"] = result["outer_frame_size"]
     return out

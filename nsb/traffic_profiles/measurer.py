@@ -110,6 +110,9 @@ class TrialHooks:
         """Perform ``event`` (nsb.vnf_events) on its VNF now, returning when it is over."""
         raise NotImplementedError("no VNF here performs events")
 
+    def prepare(self, event: dict) -> None:
+        """What ``event`` needs before the trial's traffic (a rule churn's rules)."""
+
 
 class Measurer:
     """Runs a profile's trials on the generator and records them for the outputs.

@@ -121,6 +121,7 @@ class ResetTimeProfile(SoakProfile):
                                          lambda: measurer.generator.traffic_started)
         send = soak_run.sender(measurer.generator, float(o["interval_s"]), on_interval,
                                measurer.should_stop)
+        measurer.hooks.prepare(event)  # before the traffic: a rule churn's rules
         outage: list[ResetTime] = []
 
         def run(t: Trial) -> TrialResult:
@@ -181,5 +182,25 @@ def summary(outages: list[ResetTime], event: dict) -> dict:
         "timestamp_s": spread(values("timestamp_s")),
         "full_rate_back_s": spread(values("full_rate_back_s")),
         "recovered": bool(outages) and all(x.recovered for x in outages),
+        # the mean outage by frame loss: RFC 6201's reset time, CSIT's effective blocked
+        # time of a reconfiguration
         "reset_time_s": spread(values("frame_loss_s")).get("mean"),
+        "blocked_time_s": spread(values("frame_loss_s")).get("mean"),
+        "loss_ratio": spread(values("loss_ratio")),
+    }
+
+
+class ReconfigProfile(ResetTimeProfile):
+    """Rules changed under load: reset_time's trials, a rule churn for the event.
+
+    CSIT's reconfiguration tests, VSPerf's flow addition under load: the answer's
+    blocked_time_s is the frames lost over the rate offered (CSIT's effective blocked
+    time) and loss_ratio the share of the trial's frames lost."""
+
+    OPTIONS_SCHEMA = {
+        **ResetTimeProfile.OPTIONS_SCHEMA,
+        "properties": {
+            **ResetTimeProfile.OPTIONS_SCHEMA["properties"],
+            "event": {**vnf_events.SCHEMA, "default": {"type": "rule_churn"}},
+        },
     }

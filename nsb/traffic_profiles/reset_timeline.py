@@ -39,10 +39,16 @@ class ResetTime:
     timestamp_s: float | None  # None: nothing was forwarded after the event
     full_rate_back_s: float | None  # None: some interval lost frames to the trial's end
     interval_s: float
+    sent_packets: int = 0  # frames sent over the whole trial
 
     @property
     def recovered(self) -> bool:
         return self.full_rate_back_s is not None
+
+    @property
+    def loss_ratio(self) -> float:
+        """The share of the trial's frames lost."""
+        return max(0, self.lost_packets) / self.sent_packets if self.sent_packets else 0.0
 
 
 def analyse(intervals: list[IntervalSample], event_start_s: float, event_end_s: float,
@@ -75,7 +81,7 @@ def analyse(intervals: list[IntervalSample], event_start_s: float, event_end_s: 
         if offered > 0 else 0.0,
         timestamp_s=_timestamp_s(before[-1:], after, offered),
         full_rate_back_s=_full_rate_back_s(intervals, event_start_s, lost, allowance),
-        interval_s=step)
+        interval_s=step, sent_packets=sum(s.tx_packets for s in intervals))
 
 
 def _idle_s(sample: IntervalSample, offered_pps: float) -> float:
@@ -143,4 +149,5 @@ def record(reset: ResetTime) -> dict:
             "lost_before_event": reset.lost_before, "lost_in_warmup": reset.lost_warmup,
             "lost_packets": reset.lost_packets, "frame_loss_s": reset.frame_loss_s,
             "timestamp_s": reset.timestamp_s, "full_rate_back_s": reset.full_rate_back_s,
-            "recovered": reset.recovered, "interval_s": reset.interval_s}
+            "recovered": reset.recovered, "interval_s": reset.interval_s,
+            "sent_packets": reset.sent_packets, "loss_ratio": reset.loss_ratio}

@@ -148,8 +148,24 @@ class Vnf(Plugin):
         closed ones it keeps a while. Only a DUT that keeps state is asked."""
         raise NotImplementedError(f"{type(self).__name__} keeps no state to count")
 
-    # the events it can perform while a trial's traffic runs (nsb.vnf_events: "pause")
-    EVENTS: ClassVar[tuple[str, ...]] = ()
+    # the events it can perform while a trial's traffic runs (nsb.vnf_events)
+    EVENTS: ClassVar[tuple[str, ...]] = ("command",)
+
+    def run_event_command(self, command: str) -> None:
+        """A command event: ``command`` run on its node (in its namespace) to its end."""
+        from nsb.errors import RunError
+
+        done = self.executor.run(["sh", "-c", command], check=False, timeout=600)
+        if done.returncode != 0:
+            raise RunError(f"'{command}' exited with {done.returncode}: "
+                           f"{(done.stderr or done.stdout).strip()[-300:]}")
+
+    def prepare_event(self, event: dict) -> None:
+        """What an event of its own needs before the trial's traffic starts."""
+
+    def perform_event(self, event: dict) -> None:
+        """An event of its own (one of EVENTS besides pause and command)."""
+        raise NotImplementedError(f"{self.name} performs no '{event['type']}' event")
 
     def pause(self, seconds: float) -> None:
         """Stop its processes (SIGSTOP) for ``seconds``, then continue them (SIGCONT): an

@@ -107,3 +107,46 @@ def test_an_event_the_dut_cannot_perform_is_one_located_line(results_conf):
     (line,) = [row for row in err.splitlines() if row.strip()]
     assert "tc_bad_event.yaml" in line and "event" in line and "testpmd9" in line
     assert "Traceback" not in err
+
+
+RECONFIG = ROOT / "samples" / "reset" / "tc_nftables_reconfig.yaml"
+
+
+def test_a_rule_change_that_drops_for_a_known_time_is_its_blocked_time(results_conf, tmp_path):
+    """A table whose forward chain drops everything, loaded and deleted again block_ms
+    later: the blocked time is that long within two readings, by both methods."""
+    proc = start(results_conf, {"block_ms": 300, "duration_s": 4}, task=RECONFIG,
+                 env=env_with_trex())
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    (trial,) = result["reset"]["trials"]
+    step = trial["interval_s"]
+    assert trial["frame_loss_s"] == pytest.approx(0.3, abs=2 * step)
+    assert trial["timestamp_s"] == pytest.approx(0.3, abs=2 * step)
+    assert result["reset"]["blocked_time_s"] == trial["frame_loss_s"]
+    assert trial["loss_ratio"] == pytest.approx(trial["lost_packets"] / trial["sent_packets"])
+    _timeline_adds_up(doc)
+    assert leftovers(task_id) == []
+
+
+def test_rules_churned_under_load_are_counted_by_the_dut(results_conf, tmp_path):
+    """200 ACL changes (100 a second for 2 s) over 500 installed rules: the set holds the
+    500 again after the churn (every entry added was removed), and the answer is the
+    blocked time, whatever it is on this machine."""
+    proc = start(results_conf, {"rules_installed": 500, "changes_per_s": 100, "churn_s": 2,
+                                "duration_s": 5}, task=RECONFIG, env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == "fw0"][-1]
+    assert (kpis["acl_entries"], kpis["acl_changes"]) == (500, 200)
+    (trial,) = result["reset"]["trials"]
+    assert trial["event_s"] >= 2.0  # the churn ran its course
+    assert result["reset"]["blocked_time_s"] == pytest.approx(
+        trial["lost_packets"] / trial["offered_pps"])
+    assert "rule changes/s" in out
+    _timeline_adds_up(doc)
+    assert leftovers(task_id) == []

@@ -19,7 +19,7 @@ from pathlib import Path
 from nsb.errors import RunError, TaskError
 from nsb.nodes import node_ledger, node_leftovers
 from nsb.task import input_file
-from nsb.vnfs.generic import conntrack, nftables_rules
+from nsb.vnfs.generic import conntrack, nftables_churn, nftables_rules
 from nsb.vnfs.generic.nftables_rules import RulePlan, RulesetError
 from nsb.vnfs.generic.nftables_state import NftablesNode
 from nsb.vnfs.generic.router import RouterVnf
@@ -39,6 +39,7 @@ class NftablesVnf(RouterVnf):
     then the task's ruleset; a DUT that keeps state (conntrack's table)."""
 
     KEEPS_STATE = True
+    EVENTS = ("command", "rule_churn")  # nsb.vnf_events; rule_churn: nftables_churn
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,
@@ -187,7 +188,8 @@ class NftablesVnf(RouterVnf):
         ``conntrack_early_drop``, ...), its table's entries (``sessions``) and the
         packets of the named counters (``new_packets``, ``rate_limit_dropped``,
         ``session_limit_dropped``, ``firewall_dropped``; a ruleset's own counters as
-        ``<table>.<counter>``), all cumulative but ``sessions``."""
+        ``<table>.<counter>``), all cumulative but ``sessions``; after a rule churn the
+        ACL's entries (``acl_entries``) and the changes made (``acl_changes``)."""
         kpis = super().collect_kpi()
         if self.nft is None:
             return kpis
@@ -198,7 +200,25 @@ class NftablesVnf(RouterVnf):
             kpis.update(conntrack.counter_kpis(listed, self.table, self.user_tables))
         except ValueError as exc:
             raise RunError(f"{self.name}: {exc}") from None
+        if self._churn_ready:  # a rule churn's: the ACL's entries now, the changes made
+            kpis["acl_entries"] = float(nftables_churn.entries(self.executor, self.table))
+            kpis["acl_changes"] = float(self._churn_changes)
         return kpis
+
+    _churn_ready = False
+    _churn_changes = 0
+
+    def prepare_event(self, event: dict) -> None:
+        if event["type"] == "rule_churn" and not self._churn_ready:
+            nftables_churn.install(self.executor, self.table, event.get("rules_installed", 1000))
+            self._churn_ready = True
+
+    def perform_event(self, event: dict) -> None:
+        if event["type"] != "rule_churn":
+            super().perform_event(event)
+        self._churn_changes += nftables_churn.churn(
+            self.executor, self.table, event.get("rules_installed", 1000),
+            float(event.get("changes_per_s", 100)), float(event.get("churn_s", 2)))
 
     def reset_state(self) -> None:
         """Empty the conntrack table of the node's network namespace (``conntrack -F``):

@@ -32,7 +32,7 @@ DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 class OvsVnf(Vnf):
     """Open vSwitch bridge (userspace datapath by default) switching the links via it."""
 
-    EVENTS = ("pause",)  # its ovsdb-server and vswitchd stopped and continued
+    EVENTS = ("pause", "command")  # pause: its ovsdb-server and vswitchd
 
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = {
