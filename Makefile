@@ -6,7 +6,7 @@ APT_PACKAGES := dpdk dpdk-dev netsniff-ng iproute2 procps util-linux ethtool ope
 	liblua5.3-0 libedit2 libncurses6 libpcap0.8 libnuma1 libfdt1 libbsd0 \
 	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev pkg-config gcc busybox-static cpio kmod nftables openvswitch-switch-dpdk qemu-utils genisoimage \
 	libzmq5 libpcap-dev libffi-dev libjson-c5 libcivetweb1 \
-	containerd runc containernetworking-plugins etcd-server etcd-client socat conntrack
+	containerd runc containernetworking-plugins etcd-server etcd-client socat conntrack stress-ng
 DEMO_ARGS ?= {"duration_s": 2}
 # TRex (not in Debian or PyPI): NSB_TREX_PATH, NSB's /opt/nsb_bin/trex/scripts, or the
 # copy beside the checkout that tests use; empty when none (the demo then uses trafgen)

@@ -8,7 +8,7 @@ import logging
 import signal
 from typing import Protocol
 
-from nsb import vnf_events
+from nsb import neighbours, vnf_events
 from nsb.contexts.base import Context
 from nsb.errors import RunError
 from nsb.event_bus import EventBus
@@ -104,6 +104,21 @@ class ScenarioHooks(TrialHooks):
 
     def prepare(self, event: dict) -> None:
         vnf_events.target(self.scenario.vnfs, event).prepare_event(event)
+
+    def _neighbour_node(self, spec: dict):
+        name = spec.get("node") or (self.scenario.vnfs[0].node.name if self.scenario.vnfs
+                                    else self.scenario.generator.node.name)
+        if name not in self.context.nodes:
+            raise RunError(f"the neighbour's node '{name}' is none of the context's nodes "
+                           f"({', '.join(self.context.nodes)})")
+        return self.context.nodes[name]
+
+    def neighbour(self, spec: dict):
+        node = self._neighbour_node(spec)
+        return neighbours.Neighbour(node.executor, spec, self.run.task_id, node.name)
+
+    def missing_cpus(self, spec: dict) -> list[int]:
+        return neighbours.missing_cpus(self._neighbour_node(spec).executor, spec["cpus"])
 
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         merged: dict = {}

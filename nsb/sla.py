@@ -18,7 +18,8 @@ size's, so ``@FRAME`` is refused with them; the frame metrics leave the ``cps`` 
 ``concurrent_sessions`` answers alone (their packets are not what was measured), and
 ``regression_pct`` compares each answer in its own unit. ``reset_time_s<=0.5`` and
 ``blocked_time_s<=0.01`` check a ``reset_time`` or ``reconfig`` answer (its trials' mean
-outage by frame loss); the other metrics leave those answers alone.
+outage by frame loss), ``neighbour_drop_pct<=5`` a ``noisy_neighbour`` answer (0 when the
+drop is within the runs' own spread); the other metrics leave those answers alone.
 """
 
 from __future__ import annotations
@@ -43,9 +44,13 @@ METRICS: dict[str, str] = {
     **{f"latency_{key}": f"latency_{key.replace('.', '_')}" for key in summary.LATENCY_KEYS},
     "cps": "cps", "sessions": "sessions", "dut_sessions": "dut_sessions",
     "reset_time_s": "reset_time_s", "blocked_time_s": "blocked_time_s",
+    "neighbour_drop_pct": "neighbour_drop_pct",
 }
-# a reset_time or reconfig answer's (the mean outage by frame loss)
-RESET_METRICS = ("reset_time_s", "blocked_time_s")
+# metrics of answers that are no throughput -> the result's key that marks them: a
+# reset_time or reconfig answer's mean outage by frame loss, a noisy_neighbour answer's
+# drop (0 when within the runs' spread)
+OWN_ANSWER_METRICS = {"reset_time_s": "reset", "blocked_time_s": "reset",
+                      "neighbour_drop_pct": "neighbour"}
 REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
 # stateful metrics -> the answers they apply to (their kinds); None: every stateful one
 STATEFUL_METRICS: dict[str, tuple[str, ...] | None] = {
@@ -133,8 +138,9 @@ def applies(sla: Sla, result: dict) -> bool:
         return bool(kind) and (kinds is None or kind in kinds)
     if sla.frame_size is not None and result.get("frame_size") != sla.frame_size:
         return False
-    if sla.metric in RESET_METRICS or "reset" in result:  # an outage, not a throughput
-        return sla.metric in RESET_METRICS and "reset" in result
+    marks = set(OWN_ANSWER_METRICS.values()) & set(result)
+    if sla.metric in OWN_ANSWER_METRICS or marks:  # an outage or a drop, not a throughput
+        return OWN_ANSWER_METRICS.get(sla.metric) in marks
     return sla.metric == REGRESSION or stateful_kpis.value_key(result) == "throughput_pps"
 
 

@@ -21,6 +21,8 @@ COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            stateful_kpis.KIND_FIELD, *stateful_kpis.RESULT_KEYS,
            # a reset_time or reconfig answer's mean outage by frame loss (empty otherwise)
            "reset_time_s", "blocked_time_s",
+           # a noisy_neighbour answer's drop in % (0 within the runs' spread; else empty)
+           "neighbour_drop_pct",
            # a tunnel's answer (empty otherwise): frame_size is then the inner frame's
            "outer_frame_size"]
 # numbers that are averaged when a scenario ran several iterations
@@ -57,6 +59,7 @@ def row(task_id: str, result: dict) -> dict:
     # a reset-time answer's outage (mean of its trials, by frame loss), else None
     out["reset_time_s"] = (result.get("reset") or {}).get("reset_time_s")
     out["blocked_time_s"] = (result.get("reset") or {}).get("blocked_time_s")
+    out["neighbour_drop_pct"] = (result.get("neighbour") or {}).get("reported_drop_pct")
     if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
         out["outer_frame_size"] = result["outer_frame_size"]
     return out

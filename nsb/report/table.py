@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsb import frames
-from nsb.report import repeatability, reset_table, stateful_table
+from nsb.report import neighbour_table, repeatability, reset_table, stateful_table
 from nsb.report.summary import spread_pct
 
 HEADERS = ["Frame (B)", "Throughput (pps)", "Mbps", "% line rate", "Loss at NDR (%)",
@@ -118,28 +118,31 @@ def render(results: list[dict], title: str = "") -> object:
     is narrower than WIDE_COLUMNS; stateful answers in a table of their own."""
     stateful = [r for r in results if stateful_table.is_stateful(r)]
     resets = [r for r in results if reset_table.is_reset(r)]
+    neighbours = [r for r in results if neighbour_table.is_neighbour(r)]
     frames_only = [r for r in results if not stateful_table.is_stateful(r)
-                   and not reset_table.is_reset(r)]
+                   and not reset_table.is_reset(r) and not neighbour_table.is_neighbour(r)]
     return _Summary(rows(frames_only), title,
                     warning_lines(frames_only) + warning_lines(stateful)
                     + stateful_table.lines(stateful), stateful_table.rows(stateful),
-                    reset_table.rows(resets))
+                    [(reset_table.HEADERS, reset_table.rows(resets)),
+                     (neighbour_table.HEADERS, neighbour_table.rows(neighbours))])
 
 
 class _Summary:
     def __init__(self, cells: list[list[str]], title: str, warnings: list[str],
                  stateful: list[list[str]] | None = None,
-                 resets: list[list[str]] | None = None):
+                 others: list[tuple[list[str], list[list[str]]]] | None = None):
         self.cells, self.title, self.warnings = cells, title, warnings
-        self.stateful, self.resets = stateful or [], resets or []
+        self.stateful, self.others = stateful or [], others or []  # (headers, rows)
 
     def __rich_console__(self, console, options):
         from rich.text import Text
 
         if self.stateful:
             yield _table(stateful_table.HEADERS, self.stateful, self.title)
-        if self.resets:
-            yield _table(reset_table.HEADERS, self.resets, self.title)
+        for headers, cells in self.others:
+            if cells:
+                yield _table(headers, cells, self.title)
         if self.cells and options.max_width >= WIDE_COLUMNS:
             yield _table(HEADERS, self.cells, self.title)
         elif self.cells:

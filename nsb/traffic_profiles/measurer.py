@@ -113,6 +113,15 @@ class TrialHooks:
     def prepare(self, event: dict) -> None:
         """What ``event`` needs before the trial's traffic (a rule churn's rules)."""
 
+    def neighbour(self, spec: dict):
+        """A context in which a noisy neighbour (nsb.neighbours) runs where ``spec`` says;
+        its ``ran`` says what ran where."""
+        raise NotImplementedError("no node here runs a neighbour")
+
+    def missing_cpus(self, spec: dict) -> list[int]:
+        """The CPUs a neighbour is pinned to that its node does not have."""
+        return []
+
 
 class Measurer:
     """Runs a profile's trials on the generator and records them for the outputs.

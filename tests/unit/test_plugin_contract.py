@@ -64,6 +64,7 @@ REQUIRED_OPTIONS = {
     ("nsb.traffic_profiles", "soak"): {"rate_pps": 1000},
     ("nsb.traffic_profiles", "reset_time"): {"rate_pps": 1000},
     ("nsb.traffic_profiles", "reconfig"): {"rate_pps": 1000},
+    ("nsb.traffic_profiles", "noisy_neighbour"): {"neighbour": {"cpus": "0"}},
     ("nsb.vnfs", "prox_tg"): {"prox_config": PROX_GEN_CONFIG},
     ("nsb.vnfs", "prox_irq"): {"prox_config": IRQ_CONFIG},
     ("nsb.vnfs", "prox_irq_gen"): {"prox_config": IRQ_CONFIG},
