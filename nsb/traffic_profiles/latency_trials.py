@@ -50,12 +50,18 @@ def confirm(measurer: Measurer, answer: TrialResult, judge: Judge, speed_gbps: f
     return done
 
 
+SLOWER = 0.01  # a passing confirmation this much slower than its answer was sent short
+
+
 def confirmed(answer: TrialResult, done: Measurement) -> tuple[TrialResult, tuple[str, ...]]:
     """The answer after a confirmation that lost no more than tolerated: the
-    confirmation itself when it passed; the answer with the confirmation's latency and
-    a latency warning when the generator sent it short every time (the answer's rate
-    stands as the search measured it; its latency is not at that rate)."""
-    if done.verdict == Verdict.PASS:
+    confirmation itself when it passed at the answer's rate; the answer with the
+    confirmation's latency and a latency warning when the generator sent it short every
+    time, or sent it more than 1 % slower than the answer's own trial though in time
+    (the answer's rate stands as the search measured it; its latency is not at that
+    rate)."""
+    if done.verdict == Verdict.PASS and \
+            done.result.tx_rate_pps >= answer.tx_rate_pps * (1 - SLOWER):
         return done.result, ()
     return chains.latency_of(answer, done.result), (short_confirmation(done),)
 
@@ -64,9 +70,11 @@ def short_confirmation(done: Measurement) -> str:
     """The latency warning of a confirmation the generator never sent at the answer's
     rate: the latency the answer carries was measured at the lower rate it reached."""
     result = done.result
+    how = "more slowly than the answer's own trial, though in time" \
+        if done.verdict == Verdict.PASS else "short by the generator every time"
     return (f"latency measured at {result.tx_rate_pps:,.0f} pps, not at the answer's rate: "
-            f"the confirmation at {result.trial.rate_pps:,.0f} pps was sent short by the "
-            f"generator every time ({done.reason}); the latency at the answer is unconfirmed")
+            f"the confirmation at {result.trial.rate_pps:,.0f} pps was sent {how} "
+            f"({done.reason}); the latency at the answer is unconfirmed")
 
 
 def lossy_confirmation(done: Measurement, tolerated_loss_pct: float) -> str:

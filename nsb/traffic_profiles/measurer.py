@@ -148,9 +148,9 @@ class Measurer:
         self._short_cap: dict[Frame, float] = {}
         # per frame size, every judged trial (result, verdict): the evidence of its answer
         self._judged: dict[Frame, list[tuple[TrialResult, Verdict]]] = {}
-        # per trial (by its result), its index and where its frames went
-        self._paths: dict[int, tuple[int, TrialPaths]] = {}
-        self._indices: dict[int, int] = {}  # per trial (by its result), its index
+        # per trial (by its result, held: a freed one's id may be another's), its index, paths
+        self._paths: dict[int, tuple[int, TrialPaths, TrialResult]] = {}
+        self._indices: dict[int, tuple[int, TrialResult]] = {}
 
     @property
     def ports(self) -> int:
@@ -160,10 +160,8 @@ class Measurer:
     def start_iteration(self, iteration: int, should_stop: Callable[[], bool]) -> None:
         """The runner's next iteration: the same trial indices, a fresh search."""
         self.iteration, self.should_stop = iteration, should_stop
-        self._short_cap.clear()
-        self._judged.clear()
-        self._paths.clear()
-        self._indices.clear()
+        for kept in (self._short_cap, self._judged, self._paths, self._indices):
+            kept.clear()
 
     def check_stop(self) -> None:
         """Unwinds a search the runner asked to stop (``SearchStopped``)."""
@@ -192,10 +190,10 @@ class Measurer:
         verdict, reason = judge(result)
         reason = f"{why}: {reason}" if why and reason else why or reason
         self._record(result, verdict)
-        self._indices[id(result)] = index
+        self._indices[id(result)] = (index, result)
         path = self.hooks.trial_paths(index)
         if path is not None:
-            self._paths[id(result)] = (index, path)
+            self._paths[id(result)] = (index, path, result)
         done = after(verdict) if after is not None else at
         self.emit(TrialDone(self.task_id, self.scenario, iteration=self.iteration,
                             trial_index=index, result=result, verdict=verdict,
@@ -332,10 +330,16 @@ class Measurer:
 
     def _index_of(self, result: TrialResult, judged: list) -> int | None:
         """The index of the trial ``result`` is (or whose counts it carries)."""
-        if id(result) in self._indices:
-            return self._indices[id(result)]
-        same = [r for r, _ in judged if same_counts(r, result) and id(r) in self._indices]
-        return self._indices[id(same[-1])] if same else None
+        entry = self._indices.get(id(result))
+        if entry is not None and entry[1] is result:
+            return entry[0]
+        same = [r for r, _ in judged if same_counts(r, result)
+                and self._indices.get(id(r), (None, None))[1] is r]
+        return self._indices[id(same[-1])][0] if same else None
+
+    def _path_of(self, result: TrialResult) -> tuple[int | None, TrialPaths | None]:
+        entry = self._paths.get(id(result))  # the index of the trial and where its frames went
+        return (entry[0], entry[1]) if entry is not None and entry[2] is result else (None, None)
 
     def _per_chain(self, best: TrialResult | None,
                    judged: list[tuple[TrialResult, Verdict]]) -> dict:
@@ -350,7 +354,7 @@ class Measurer:
                 shown["throughput_pps"] = shown.pop("tx_rate_pps")
                 chain = next(c for c in self.chains if c.index == share.chain)
                 shown["lossy_hop"] = chains.lossy_hop(
-                    chain, [best, *above], lambda r: self._paths.get(id(r), (None, None)))
+                    chain, [best, *above], self._path_of)
                 made["chains"].append(shown)
         first = chains.first_failing(above, self._tolerated_pct)
         if first is not None:
@@ -366,7 +370,7 @@ class Measurer:
         else:
             chosen = min(failed_above(best, judged), key=lambda r: r.trial.rate_pps,
                          default=None)
-        index, path = self._paths.get(id(chosen), (None, None)) if chosen else (None, None)
+        index, path = self._path_of(chosen) if chosen else (None, None)
         worst = path.worst() if path is not None else None
         if worst is None:
             return None

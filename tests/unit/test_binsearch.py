@@ -382,3 +382,29 @@ def test_a_latency_trial_sent_short_is_labelled_with_the_rate_it_reached():
     assert point["sent_pps"] == pytest.approx(0.16 * line, rel=1e-3)
     (warning,) = swept.warnings
     assert f"sent at only {point['sent_pps']:,.0f} pps" in warning
+
+
+def test_a_passing_confirmation_sent_slower_than_the_answer_leaves_the_answer_s_rate():
+    """TRex sent the confirmation's frames in time by its pacing, but over a longer span
+    than the answer's own trial (4.86 Mpps by its clock against 5.16): the answer is the
+    faster rate the search measured without loss, its latency labelled as measured at the
+    slower one."""
+    from nsb.events import Verdict
+    from nsb.traffic_profiles.latency_trials import confirmed
+    from nsb.traffic_profiles.measurer import Measurement
+    from nsb.trial import LatencyStats, Trial, TrialResult
+
+    asked = Trial(frame_size=64, rate_pps=5_580_357, duration_s=1.0)
+    answer = TrialResult(trial=asked, tx_packets=5_564_950, rx_packets=5_564_950,
+                         elapsed_s=1.0, generator_limited=True, measured_tx_pps=5_157_903)
+    again = Trial(frame_size=64, rate_pps=5_157_903, duration_s=1.0, latency=True)
+    slower = TrialResult(trial=again, tx_packets=5_157_906, rx_packets=5_157_906,
+                         elapsed_s=1.0, measured_tx_pps=4_862_413,
+                         latency=LatencyStats(100, 5, 6, 9))
+    best, warnings = confirmed(answer, Measurement(8, slower, Verdict.PASS, "loss 0%"))
+    assert best.tx_rate_pps == 5_157_903 and best.latency == slower.latency
+    (warning,) = warnings
+    assert "latency measured at 4,862,413 pps" in warning and "more slowly" in warning
+    in_step = TrialResult(trial=again, tx_packets=5_157_906, rx_packets=5_157_906,
+                          elapsed_s=1.0, measured_tx_pps=5_150_000)
+    assert confirmed(answer, Measurement(8, in_step, Verdict.PASS, "")) == (in_step, ())

@@ -122,3 +122,27 @@ def test_a_dut_that_stalls_its_link_is_the_limit_when_its_loss_pins_it(fraction,
     assert result.throughput_pps <= capacity * 1.0001
     _, (never,) = run(StallingLinkDut(capacity, alternate=False), "binsearch")
     assert never.limited_by == "generator"  # no loss near the lag: nothing pins the DUT
+
+
+def test_the_evidence_names_a_trial_of_its_own_frame_size_in_every_search():
+    """A frame size's trials are let go once it is answered; the id of one of them may be
+    a later object's (the next frame size's answer, a copy with its confirmation's
+    latency), which must not be taken for the freed trial (a 1518 B answer's evidence
+    named a 64 B trial)."""
+    tg = SimulatedDutGenerator(capacity_pps=0.9 * LINE_64, max_tx_pps=0.01 * LINE_64)
+    events = []
+    options = {**PROFILES["binsearch"][1], "packet_sizes": [64, 128, 256, 512, 1024, 1518]}
+    make_profile(BinSearchProfile, **options).execute(Measurer(tg, "t1", "s", events.append))
+    frame_of = {e.trial_index: e.result.trial.frame_size for e in events
+                if isinstance(e, TrialDone)}
+    for result in (e for e in events if isinstance(e, ResultReady)):
+        assert frame_of[result.extra["evidence"]["trial_index"]] == result.frame_size
+
+
+def test_a_result_is_found_by_identity_not_by_an_id_a_freed_one_had():
+    measurer = Measurer(SimulatedDutGenerator(capacity_pps=LINE_64), "t1", "s", lambda e: None)
+    kept, stranger = object(), object()
+    measurer._indices[id(stranger)] = (7, kept)  # as if a freed trial had had its id
+    measurer._paths[id(stranger)] = (7, "paths", kept)
+    assert measurer._index_of(stranger, []) is None
+    assert measurer._path_of(stranger) == (None, None)
