@@ -166,7 +166,11 @@ def test_the_sample_with_trex_finds_a_limit_testpmd_counted(results_conf, tmp_pa
     confirmation = doc["trials"][-1]
     assert confirmation["reason"].startswith("confirmation with latency")
     assert confirmation["verdict"] in ("pass", "generator_limited")
-    assert (confirmation["verdict"] == "generator_limited") == any(
+    # unconfirmed: sent short every time, or passed though sent more than 1 % slower than
+    # the answer's own trial (the answer keeps the faster rate)
+    slower = confirmation["verdict"] == "pass" and \
+        confirmation["tx_rate_pps"] < result["throughput_pps"] * (1 - 0.01)
+    assert (confirmation["verdict"] == "generator_limited" or slower) == any(
         "the latency at the answer is unconfirmed" in w
         for w in result.get("latency_warnings") or [])
     assert "HDR histogram" in result["latency"]["resolution"] and result["latency"]["hdrh"]
