@@ -94,13 +94,7 @@ class ScenarioHooks(TrialHooks):
             return None
 
     def perform(self, event: dict) -> None:
-        vnf = vnf_events.target(self.scenario.vnfs, event)
-        if event["type"] == "pause":
-            vnf.pause(float(event.get("pause_ms", 500)) / 1000.0)
-        elif event["type"] == "command":
-            vnf.run_event_command(event["command"])
-        else:
-            vnf.perform_event(event)
+        vnf_events.target(self.scenario.vnfs, event).perform_event(event)
 
     def prepare(self, event: dict) -> None:
         vnf_events.target(self.scenario.vnfs, event).prepare_event(event)

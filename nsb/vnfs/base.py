@@ -164,8 +164,14 @@ class Vnf(Plugin):
         """What an event of its own needs before the trial's traffic starts."""
 
     def perform_event(self, event: dict) -> None:
-        """An event of its own (one of EVENTS besides pause and command)."""
-        raise NotImplementedError(f"{self.name} performs no '{event['type']}' event")
+        """``event`` (one of EVENTS) now, returning when it is over: pause and command
+        here, a VNF's own events in its override."""
+        if event["type"] == "pause":
+            self.pause(float(event.get("pause_ms", 500)) / 1000.0)
+        elif event["type"] == "command":
+            self.run_event_command(event["command"])
+        else:
+            raise NotImplementedError(f"{self.name} performs no '{event['type']}' event")
 
     def pause(self, seconds: float) -> None:
         """Stop its processes (SIGSTOP) for ``seconds``, then continue them (SIGCONT): an

@@ -216,6 +216,7 @@ class NftablesVnf(RouterVnf):
     def perform_event(self, event: dict) -> None:
         if event["type"] != "rule_churn":
             super().perform_event(event)
+            return
         self._churn_changes += nftables_churn.churn(
             self.executor, self.table, event.get("rules_installed", 1000),
             float(event.get("changes_per_s", 100)), float(event.get("churn_s", 2)))
