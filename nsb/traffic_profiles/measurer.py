@@ -149,8 +149,7 @@ class Measurer:
         # per frame size, every judged trial (result, verdict): the evidence of its answer
         self._judged: dict[Frame, list[tuple[TrialResult, Verdict]]] = {}
         # per trial (by its result, held: a freed one's id may be another's), its index, paths
-        self._paths: dict[int, tuple[int, TrialPaths, TrialResult]] = {}
-        self._indices: dict[int, tuple[int, TrialResult]] = {}
+        self._trials: dict[int, tuple[TrialResult, int, TrialPaths | None]] = {}
 
     @property
     def ports(self) -> int:
@@ -160,7 +159,7 @@ class Measurer:
     def start_iteration(self, iteration: int, should_stop: Callable[[], bool]) -> None:
         """The runner's next iteration: the same trial indices, a fresh search."""
         self.iteration, self.should_stop = iteration, should_stop
-        for kept in (self._short_cap, self._judged, self._paths, self._indices):
+        for kept in (self._short_cap, self._judged, self._trials):
             kept.clear()
 
     def check_stop(self) -> None:
@@ -190,10 +189,8 @@ class Measurer:
         verdict, reason = judge(result)
         reason = f"{why}: {reason}" if why and reason else why or reason
         self._record(result, verdict)
-        self._indices[id(result)] = (index, result)
         path = self.hooks.trial_paths(index)
-        if path is not None:
-            self._paths[id(result)] = (index, path, result)
+        self._trials[id(result)] = (result, index, path)
         done = after(verdict) if after is not None else at
         self.emit(TrialDone(self.task_id, self.scenario, iteration=self.iteration,
                             trial_index=index, result=result, verdict=verdict,
@@ -330,16 +327,17 @@ class Measurer:
 
     def _index_of(self, result: TrialResult, judged: list) -> int | None:
         """The index of the trial ``result`` is (or whose counts it carries)."""
-        entry = self._indices.get(id(result))
-        if entry is not None and entry[1] is result:
-            return entry[0]
+        entry = self._trials.get(id(result))
+        if entry is not None and entry[0] is result:
+            return entry[1]
         same = [r for r, _ in judged if same_counts(r, result)
-                and self._indices.get(id(r), (None, None))[1] is r]
-        return self._indices[id(same[-1])][0] if same else None
+                and self._trials.get(id(r), (None,))[0] is r]
+        return self._trials[id(same[-1])][1] if same else None
 
     def _path_of(self, result: TrialResult) -> tuple[int | None, TrialPaths | None]:
-        entry = self._paths.get(id(result))  # the index of the trial and where its frames went
-        return (entry[0], entry[1]) if entry is not None and entry[2] is result else (None, None)
+        entry = self._trials.get(id(result))  # the index of the trial and where its frames went
+        found = entry is not None and entry[0] is result and entry[2] is not None
+        return (entry[1], entry[2]) if found else (None, None)
 
     def _per_chain(self, best: TrialResult | None,
                    judged: list[tuple[TrialResult, Verdict]]) -> dict:

@@ -175,17 +175,18 @@ def summary(outages: list[ResetTime], event: dict) -> dict:
     def values(key: str) -> list[float]:
         return [getattr(x, key) for x in outages if getattr(x, key) is not None]
 
+    frame_loss = spread(values("frame_loss_s"))
     return {
         "event": dict(event),
         "trials": [record(x) for x in outages],
-        "frame_loss_s": spread(values("frame_loss_s")),
+        "frame_loss_s": frame_loss,
         "timestamp_s": spread(values("timestamp_s")),
         "full_rate_back_s": spread(values("full_rate_back_s")),
         "recovered": bool(outages) and all(x.recovered for x in outages),
         # the mean outage by frame loss: RFC 6201's reset time, CSIT's effective blocked
         # time of a reconfiguration
-        "reset_time_s": spread(values("frame_loss_s")).get("mean"),
-        "blocked_time_s": spread(values("frame_loss_s")).get("mean"),
+        "reset_time_s": frame_loss.get("mean"),
+        "blocked_time_s": frame_loss.get("mean"),
         "loss_ratio": spread(values("loss_ratio")),
     }
 

@@ -142,7 +142,6 @@ def test_the_evidence_names_a_trial_of_its_own_frame_size_in_every_search():
 def test_a_result_is_found_by_identity_not_by_an_id_a_freed_one_had():
     measurer = Measurer(SimulatedDutGenerator(capacity_pps=LINE_64), "t1", "s", lambda e: None)
     kept, stranger = object(), object()
-    measurer._indices[id(stranger)] = (7, kept)  # as if a freed trial had had its id
-    measurer._paths[id(stranger)] = (7, "paths", kept)
+    measurer._trials[id(stranger)] = (kept, 7, "paths")  # as if a freed trial had its id
     assert measurer._index_of(stranger, []) is None
     assert measurer._path_of(stranger) == (None, None)
