@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from nsb import frames, session_checks, units, vnf_events
+from nsb import address_checks, frames, session_checks, units, vnf_events
 from nsb.errors import TaskError, raise_all
 from nsb.task import values
 
@@ -24,7 +24,8 @@ def check_scenario(scenario, generator, vnfs: list, profile) -> None:
     raise_all([*_rate(generator, profile), *_mtu(generator, profile),
                *_shared_ports(scenario, generator, vnfs),
                *session_checks.problems(scenario, generator, vnfs, profile),
-               *vnf_events.problems(scenario, vnfs, profile)])
+               *vnf_events.problems(scenario, vnfs, profile),
+               *address_checks.problems(scenario, generator, vnfs, profile)])
 
 
 def _rate(generator, profile) -> list[TaskError]:

@@ -114,6 +114,16 @@ class ScenarioHooks(TrialHooks):
     def missing_cpus(self, spec: dict) -> list[int]:
         return neighbours.missing_cpus(self._neighbour_node(spec).executor, spec["cpus"])
 
+    def _learners(self) -> list[Vnf]:
+        return [vnf for vnf in self.scenario.vnfs if not vnf.learns_addresses()]
+
+    def flush_addresses(self) -> None:
+        for vnf in self._learners():
+            vnf.flush_addresses()
+
+    def address_table(self) -> list[tuple[list[str], int | None]]:
+        return [vnf.address_table() for vnf in self._learners()]
+
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         merged: dict = {}
         for vnf in self.scenario.vnfs:

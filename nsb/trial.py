@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nsb import kpi_names
+from nsb.addresses import AddressCounts, AddressLoad
 from nsb.frames import Frame
 from nsb.packets import PacketSpec
 from nsb.sessions import SessionCounts, SessionLoad
@@ -43,6 +44,9 @@ class Trial:
     # a stateful trial's load (nsb.sessions.SessionLoad): connections per second running
     # a program; rate_pps is then 0 (the generator's packets follow the sessions)
     sessions: SessionLoad | None = None
+    # an address-learning trial's load (nsb.addresses.AddressLoad): its frames are the
+    # learning and test frames, sent at their own rates; rate_pps is the test frames'
+    addresses: AddressLoad | None = None
 
     def pair_rate_pps(self, pair: int) -> float:
         """Port pair ``pair``'s own rate in ``pair_rates_pps`` (0 for a pair it does not
@@ -115,6 +119,9 @@ class TrialResult:
     # a stateful trial's connections (nsb.sessions.SessionCounts); tx/rx_packets are
     # then the packets of those connections
     sessions: SessionCounts | None = None
+    # an address-learning trial's counts (nsb.addresses.AddressCounts); tx/rx_packets
+    # are then its test frames sent and received by the learning port
+    addresses: AddressCounts | None = None
 
     @property
     def lost_packets(self) -> int:

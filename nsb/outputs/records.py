@@ -50,6 +50,9 @@ def trial_record(event: TrialDone) -> dict:
         **({"chains": [c.record(result) for c in result.chains]}
            if result.chains else {}),
         **({"sessions": _sessions(trial, result)} if result.sessions is not None else {}),
+        **({"addresses": {**asdict(trial.addresses), **result.addresses.record(),
+                          "unknown_addresses": result.addresses.unknown_addresses}}
+           if result.addresses is not None and trial.addresses is not None else {}),
     }
 
 

@@ -23,6 +23,8 @@ COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "reset_time_s", "blocked_time_s",
            # a noisy_neighbour answer's drop in % (0 within the runs' spread; else empty)
            "neighbour_drop_pct",
+           # a mac_learning answer's (RFC 2889): the table's capacity, the learning rate
+           "mac_capacity", "mac_learning_rate_pps",
            # a tunnel's answer (empty otherwise): frame_size is then the inner frame's
            "outer_frame_size"]
 # numbers that are averaged when a scenario ran several iterations
@@ -60,6 +62,8 @@ def row(task_id: str, result: dict) -> dict:
     out["reset_time_s"] = (result.get("reset") or {}).get("reset_time_s")
     out["blocked_time_s"] = (result.get("reset") or {}).get("blocked_time_s")
     out["neighbour_drop_pct"] = (result.get("neighbour") or {}).get("reported_drop_pct")
+    out["mac_capacity"] = (result.get("mac_learning") or {}).get("mac_capacity")
+    out["mac_learning_rate_pps"] = (result.get("mac_learning") or {}).get("learning_rate_pps")
     if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
         out["outer_frame_size"] = result["outer_frame_size"]
     return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsb import frames
-from nsb.report import neighbour_table, repeatability, reset_table, stateful_table
+from nsb.report import mac_table, neighbour_table, repeatability, reset_table, stateful_table
 from nsb.report.summary import spread_pct
 
 HEADERS = ["Frame (B)", "Throughput (pps)", "Mbps", "% line rate", "Loss at NDR (%)",
@@ -119,13 +119,16 @@ def render(results: list[dict], title: str = "") -> object:
     stateful = [r for r in results if stateful_table.is_stateful(r)]
     resets = [r for r in results if reset_table.is_reset(r)]
     neighbours = [r for r in results if neighbour_table.is_neighbour(r)]
+    macs = [r for r in results if mac_table.is_mac_learning(r)]
     frames_only = [r for r in results if not stateful_table.is_stateful(r)
-                   and not reset_table.is_reset(r) and not neighbour_table.is_neighbour(r)]
+                   and not reset_table.is_reset(r) and not neighbour_table.is_neighbour(r)
+                   and not mac_table.is_mac_learning(r)]
     return _Summary(rows(frames_only), title,
                     warning_lines(frames_only) + warning_lines(stateful)
                     + stateful_table.lines(stateful), stateful_table.rows(stateful),
                     [(reset_table.HEADERS, reset_table.rows(resets)),
-                     (neighbour_table.HEADERS, neighbour_table.rows(neighbours))])
+                     (neighbour_table.HEADERS, neighbour_table.rows(neighbours)),
+                     (mac_table.HEADERS, mac_table.rows(macs))])
 
 
 class _Summary:

@@ -148,6 +148,20 @@ class Vnf(Plugin):
         closed ones it keeps a while. Only a DUT that keeps state is asked."""
         raise NotImplementedError(f"{type(self).__name__} keeps no state to count")
 
+    def learns_addresses(self) -> str:
+        """'' when it is a learning switch (RFC 2889's DUT: it learns source MACs and
+        floods unknown destinations), else why it is not, in words."""
+        return f"{self.spec.type} forwards by its own rules; it does not learn addresses"
+
+    def flush_addresses(self) -> None:
+        """Forget every learned address (before each address-learning trial)."""
+        raise NotImplementedError(f"{type(self).__name__} learns no addresses")
+
+    def address_table(self) -> tuple[list[str], int | None]:
+        """The MACs its table holds now, by its own count, and the most it holds (None:
+        it does not say): the witness of an address-learning trial."""
+        raise NotImplementedError(f"{type(self).__name__} learns no addresses")
+
     # the events it can perform while a trial's traffic runs (nsb.vnf_events)
     EVENTS: ClassVar[tuple[str, ...]] = ("command",)
 
@@ -210,6 +224,9 @@ class TrafficGen(Vnf):
     # it opens connections: stateful trials (Trial.sessions), for the profiles that
     # open connections (NEEDS_SESSIONS)
     SENDS_SESSIONS = False
+    # it sends address-learning trials (Trial.addresses: RFC 2889's learning, test and
+    # monitor ports), for the mac_learning profile
+    SENDS_ADDRESSES = False
     # why this generator cannot send exact bursts, in words ('' if it can)
     no_burst_reason = ""
 

@@ -74,7 +74,7 @@ _LAB = {"nodes": {"tg": {"interfaces": {"xe0": {}, "xe1": {}}},
                   "sut": {"interfaces": {"xe0": {}, "xe1": {}}},
                   "sw": {"bridges": ["br0"]}},
         "links": [{"ends": ["tg:xe0", "sut:xe0"], "via": "br0"}, ["sut:xe1", "tg:xe1"]]}
-NODE_OF = {"ovs": "sw"}
+NODE_OF = {"ovs": "sw", "linux_bridge": "sw"}
 
 
 def _properties(schema: dict):

@@ -19,8 +19,10 @@ from nsb.contexts.base import vhost_socket
 from nsb.port_counts import PortCount
 from nsb.vnfs import hugepages
 from nsb.vnfs.base import Vnf
+from nsb.vnfs.bridge_links import BRIDGE_OPTION, links_via
 from nsb.vnfs.dpdk import telemetry as dpdk_telemetry
 from nsb.vnfs.ovs import daemons as ovs_daemons
+from nsb.vnfs.ovs import fdb as ovs_fdb
 from nsb.vnfs.ovs import stats as ovs_stats
 from nsb.vnfs.ovs import vxlan as ovs_vxlan
 
@@ -39,8 +41,7 @@ class OvsVnf(Vnf):
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "bridge": {"description": "the bridge the links via it are on",
-                       "type": "string", "default": "br0"},
+            "bridge": BRIDGE_OPTION,
             "datapath": {"description": "netdev (userspace) or system (kernel)",
                          "enum": ["netdev", "system"], "default": "netdev"},
             "flows": {"description": "rules per link: port (in_port only), l2 (and destination "
@@ -70,19 +71,20 @@ class OvsVnf(Vnf):
                                  "additionalProperties": {"type": "string",
                                                           "pattern": r"^\d+:\d+(,\d+:\d+)*$"}},
             "vxlan": ovs_vxlan.SCHEMA,
+            "mac_table_size": {"description": "the most MACs the bridge learns (its "
+                                              "other_config:mac-table-size; OVS's default "
+                                              "2048, and no fewer than 10)",
+                               "type": "integer", "minimum": 1},
+            "mac_aging_time": {"description": "seconds a learned MAC is kept unused (its "
+                                              "other_config:mac-aging-time; default 300)",
+                               "type": "integer", "minimum": 1},
         },
     }
 
     def __init__(self, spec, options, node, context, run):
         super().__init__(spec, options, node, context, run)
         self.bridge = options["bridge"]
-        self.links = [link for link in context.links
-                      if link.via == self.bridge and link.switch_a.node == node.name]
-        if not self.links:
-            raise spec.options_where.error(
-                f"no link goes via bridge '{self.bridge}' of node {node.name}; write links as "
-                f"{{ends: [a:if, b:if], via: {self.bridge}}} and list the bridge in the node's "
-                "'bridges'", "bridge")
+        self.links = links_via(self.bridge, node, context, spec.options_where)
         self._check_ports(spec.options_where)
         self.overlay = self._overlay(spec.options_where)
         self.log = ""
@@ -241,6 +243,10 @@ class OvsVnf(Vnf):
         """The commands of the one ovs-vsctl transaction that makes the bridge and its
         ports: the bridge's, then each port's with its type, options and affinity."""
         groups = [ovs_daemons.bridge_commands(self.bridge, self.options["datapath"])]
+        learning = {key: self.options.get(option) for key, option in
+                    (("mac-table-size", "mac_table_size"), ("mac-aging-time", "mac_aging_time"))}
+        groups[0] += [["set", "Bridge", self.bridge, f"other_config:{key}={value}"]
+                      for key, value in learning.items() if value is not None]
         if self.overlay:
             groups.append(ovs_vxlan.bridge_commands(self.overlay, self.options["datapath"]))
         for port in self._port_names():
@@ -325,6 +331,21 @@ class OvsVnf(Vnf):
         sizes = ovs_vxlan.frame_sizes(frame_size) if self.overlay else {}
         return {"switching_operations": ops, "switched_throughput_pps": throughput_pps * ops,
                 **sizes}
+
+    def learns_addresses(self) -> str:
+        return "" if self.options["flows"] == "normal" else (
+            f"its flows are '{self.options['flows']}' rules; with flows: normal it learns")
+
+    def flush_addresses(self) -> None:
+        """Its table emptied and its datapath's cached flows purged: a flow cached from
+        the last trial forwards without the slow path, which is where OVS learns (seen
+        here: after fdb/flush alone the next trial's addresses were never learned)."""
+        self.appctl("fdb/flush", self.bridge)
+        self.appctl("revalidator/purge")
+
+    def address_table(self) -> tuple[list[str], int | None]:
+        return (ovs_fdb.macs(self.appctl("fdb/show", self.bridge)),
+                ovs_fdb.maximum(self.appctl("fdb/stats-show", self.bridge)))
 
     def terminate(self) -> None:
         if self.daemons is None:  # never instantiated

@@ -25,6 +25,7 @@ from nsb.packets import Direction
 from nsb.trial import Trial, TrialResult, burst_shares
 from nsb.vnfs.base import TrafficGen
 from nsb.vnfs.kernel_ports import SilencedPorts
+from nsb.vnfs.trex import addresses as address_trials
 from nsb.vnfs.trex import install, pacing, sampled, shared_net, stats, streams, trex_cfg, vxlan
 from nsb.vnfs.trex.options import OPTIONS_SCHEMA
 from nsb.vnfs.trex.server import TrexServer, command
@@ -42,6 +43,7 @@ class TrexTrafficGen(TrafficGen):
     SENDS_FRAME_MIX = True
     SAMPLES_INTERVALS = True  # counters read while traffic runs (nsb.vnfs.trex.sampled)
     SENDS_BURSTS = True  # a single-burst stream: exactly total_pkts frames at the rate
+    SENDS_ADDRESSES = True  # address-learning trials (nsb.vnfs.trex.addresses)
     OPTIONS_SCHEMA = OPTIONS_SCHEMA
     API_MODULE, CLIENT = "trex.stl.api", "STLClient"  # TRex's stateless client
 
@@ -72,8 +74,6 @@ class TrexTrafficGen(TrafficGen):
         self._reflected = False  # the current trial's frames come back where they left
         self._pair_of: dict[int, int] = {}  # the current trial's latency pg_id -> port pair
         self._silenced: SilencedPorts | None = None  # its kernel ports, as sinks
-
-    # ports and paths
 
     def _ports(self, pairs) -> list:
         """The interfaces TRex drives, in TRex's port order (pairs side by side)."""
@@ -167,10 +167,9 @@ class TrexTrafficGen(TrafficGen):
         return not cpus.isdigit() or int(cpus) < trex_cfg.LOW_END_BELOW_CPUS
 
     def describe(self) -> dict:
-        info = super().describe()
         low_end = self.options["low_end"]
-        info["trex_path"] = self.trex_path
-        info["command"] = " ".join(self.command())
+        info = {**super().describe(), "trex_path": self.trex_path,
+                "command": " ".join(self.command())}
         info["trex_cfg.yaml"] = self.config_text(low_end is True or low_end == "auto")
         if low_end == "auto":
             info["low_end"] = (f"decided at start: on when the node has fewer than "
@@ -285,6 +284,8 @@ class TrexTrafficGen(TrafficGen):
         return self.run_trial(trial, lambda t: sampled.run(self, t, interval_s, on_interval))
 
     def _run_trial(self, trial: Trial) -> TrialResult:
+        if trial.addresses is not None:
+            return address_trials.run(self, trial)
         self._check_frame_fits(frames.largest(trial.frame_size))
         if isinstance(trial.frame_size, frames.FrameMix) and not self.SENDS_FRAME_MIX:
             raise RunError(f"{self.name}: {MEMIF_NO_MIX}")
