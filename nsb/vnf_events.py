@@ -16,6 +16,9 @@ EVENTS = {
              "an outage of known length, nothing restarted",
     "command": "a shell command run on the VNF's node (in its namespace): the event lasts "
                "until it returns (a rule changed and changed back, a link set down and up)",
+    "restart": "the VNF's processes ended by signal (TERM: a planned restart, KILL: a "
+               "crash), then started again as at setup (OVS with its flows); the event "
+               "lasts until it is ready again",
     "rule_churn": "nftables: rules installed first (rules_installed, before the traffic), "
                   "then changes_per_s of them added and removed for churn_s seconds; none "
                   "matches the traffic",
@@ -24,8 +27,9 @@ EVENTS = {
 SCHEMA = {
     "description": "what happens to the DUT at at_s: type (" + ", ".join(EVENTS) +
                    "), vnf (its name; default: the scenario's first VNF), pause_ms (a "
-                   "pause's length), command (a command's shell text), rules_installed, "
-                   "changes_per_s and churn_s (a rule churn's)",
+                   "pause's length), signal (a restart's: TERM or KILL), command (a "
+                   "command's shell text), rules_installed, changes_per_s and churn_s (a "
+                   "rule churn's)",
     "type": "object",
     "additionalProperties": False,
     "required": ["type"],
@@ -33,6 +37,7 @@ SCHEMA = {
         "type": {"enum": list(EVENTS)},
         "vnf": {"type": "string", "minLength": 1},
         "pause_ms": {"type": "number", "exclusiveMinimum": 0, "default": 500},
+        "signal": {"enum": ["TERM", "KILL"], "default": "TERM"},
         "command": {"type": "string", "minLength": 1},
         "rules_installed": {"type": "integer", "minimum": 0, "default": 1000},
         "changes_per_s": {"type": "number", "exclusiveMinimum": 0, "default": 100},

@@ -21,6 +21,8 @@ def _spread(values: dict) -> str:
 def _event(event: dict) -> str:
     if event.get("type") == "pause":
         return f"{event.get('vnf', 'DUT')} paused {event.get('pause_ms', 500):g} ms"
+    if event.get("type") == "restart":
+        return f"{event.get('vnf', 'DUT')} restarted (SIG{event.get('signal', 'TERM')})"
     if event.get("type") == "rule_churn":
         return (f"{event.get('changes_per_s', 100):g} rule changes/s for "
                 f"{event.get('churn_s', 2):g} s ({event.get('rules_installed', 1000)} rules)")

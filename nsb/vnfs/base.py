@@ -182,6 +182,8 @@ class Vnf(Plugin):
         here, a VNF's own events in its override."""
         if event["type"] == "pause":
             self.pause(float(event.get("pause_ms", 500)) / 1000.0)
+        elif event["type"] == "restart":
+            self.restart(signal.Signals[f"SIG{event.get('signal', 'TERM')}"])
         elif event["type"] == "command":
             self.run_event_command(event["command"])
         else:
@@ -202,6 +204,24 @@ class Vnf(Plugin):
         finally:
             for process in processes:
                 process.signal(signal.SIGCONT)
+
+    def restart(self, sig: signal.Signals) -> None:
+        """Its processes ended by ``sig`` (SIGTERM: planned, SIGKILL: a crash), what they
+        leave given back, then everything started again as at setup; returns once it
+        is ready again (or raises what a start raises)."""
+        from nsb.errors import RunError
+
+        processes = self.processes()
+        if not processes:
+            raise RunError(f"{self.name}: no process of it runs to restart")
+        for process in processes:
+            process.signal(sig)
+        deadline = time.monotonic() + 10.0
+        while any(p.poll() is None for p in processes) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.terminate()
+        self.instantiate()
+        self.wait_until_ready(self.run.vnf_start_timeout_s)
 
     @abc.abstractmethod
     def terminate(self) -> None:

@@ -84,3 +84,44 @@ def test_a_dut_back_at_half_rate_first_is_back_when_every_frame_arrives():
     found = analyse(samples, 2.0, 2.5, RATE)
     assert found.frame_loss_s == pytest.approx(1.0, abs=1e-3)  # 10,000 frames at 10k/s
     assert found.full_rate_back_s == pytest.approx(1.5, abs=0.11)
+
+
+def test_a_restart_signals_every_process_then_starts_the_vnf_again_as_at_setup():
+    import signal
+    from types import SimpleNamespace
+
+    from nsb.vnfs.base import Vnf
+
+    class Process:
+        def __init__(self):
+            self.signals, self.done = [], None
+
+        def signal(self, sig):
+            self.signals.append(sig)
+            self.done = -sig
+
+        def poll(self):
+            return self.done
+
+    class Dut(Vnf):
+        def __init__(self):
+            self.name, self.calls, self.running = "dut0", [], [Process(), Process()]
+            self.run = SimpleNamespace(vnf_start_timeout_s=7.0)
+
+        def processes(self):
+            return self.running
+
+        def terminate(self):
+            self.calls.append("terminate")
+
+        def instantiate(self):
+            self.calls.append("instantiate")
+
+        def wait_until_ready(self, timeout):
+            self.calls.append(f"ready within {timeout:g}")
+
+    dut = Dut()
+    old = list(dut.running)
+    dut.perform_event({"type": "restart", "signal": "KILL"})
+    assert [p.signals for p in old] == [[signal.SIGKILL]] * 2
+    assert dut.calls == ["terminate", "instantiate", "ready within 7"]

@@ -34,7 +34,7 @@ DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 class OvsVnf(Vnf):
     """Open vSwitch bridge (userspace datapath by default) switching the links via it."""
 
-    EVENTS = ("pause", "command")  # pause: its ovsdb-server and vswitchd
+    EVENTS = ("pause", "command", "restart")  # pause: its ovsdb-server and vswitchd
 
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = {
@@ -71,6 +71,11 @@ class OvsVnf(Vnf):
                                  "additionalProperties": {"type": "string",
                                                           "pattern": r"^\d+:\d+(,\d+:\d+)*$"}},
             "vxlan": ovs_vxlan.SCHEMA,
+            "dpdk_af_packet": {"description": "with dpdk_init: its kernel ports (veth in the "
+                                              "lab) as DPDK af_packet ports its PMD threads "
+                                              "poll, instead of kernel ports; they drop what "
+                                              "a stopped OVS cannot take, as a NIC does",
+                               "type": "boolean", "default": False},
             "mac_table_size": {"description": "the most MACs the bridge learns (its "
                                               "other_config:mac-table-size; OVS's default "
                                               "2048, and no fewer than 10)",
@@ -100,6 +105,8 @@ class OvsVnf(Vnf):
         nics = [f"{i.name} ({i.pci})" for i in self.dpdk_nics()]
         needs = ([f"ports {', '.join(vhost)} are vhost-user"] if vhost else []) + (
             [f"ports {', '.join(nics)} are NICs by PCI address"] if nics else [])
+        if self.options["dpdk_af_packet"]:
+            needs.append("dpdk_af_packet makes its ports DPDK's")
         if needs and not self.options["dpdk_init"]:
             raise where.error(f"{' and '.join(needs)}: they need OVS-DPDK (dpdk_init: true)",
                               "dpdk_init")
@@ -257,6 +264,9 @@ class OvsVnf(Vnf):
                     "vhost-server-path": self._vhost_socket(port)}
             elif iface.is_dpdk_port:
                 kind, options = "dpdk", {"dpdk-devargs": iface.pci}
+            elif self.options["dpdk_af_packet"]:
+                kind, options = "dpdk", {
+                    "dpdk-devargs": f"net_af_packet{self._port_names().index(port)},iface={port}"}
             if self.options.get("n_rxq"):
                 options["n_rxq"] = self.options["n_rxq"]
             group = ovs_daemons.port_commands(
