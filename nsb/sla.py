@@ -21,7 +21,9 @@ size's, so ``@FRAME`` is refused with them; the frame metrics leave the ``cps`` 
 outage by frame loss), ``neighbour_drop_pct<=5`` a ``noisy_neighbour`` answer (0 when the
 drop is within the runs' own spread), ``mac_capacity>=4096`` and
 ``mac_learning_rate_pps>=1000`` a ``mac_learning`` answer (RFC 2889: the switch's table
-capacity, its learning rate); the other metrics leave those answers alone.
+capacity, its learning rate), ``overload_recovery_s<=1`` an ``overload_recovery`` answer
+(the longer of its mean times until no frame is lost and until latency is back); the
+other metrics leave those answers alone.
 """
 
 from __future__ import annotations
@@ -48,13 +50,15 @@ METRICS: dict[str, str] = {
     "reset_time_s": "reset_time_s", "blocked_time_s": "blocked_time_s",
     "neighbour_drop_pct": "neighbour_drop_pct",
     "mac_capacity": "mac_capacity", "mac_learning_rate_pps": "mac_learning_rate_pps",
+    "overload_recovery_s": "overload_recovery_s",
 }
 # metrics of answers that are no throughput -> the result's key that marks them: a
 # reset_time or reconfig answer's mean outage by frame loss, a noisy_neighbour answer's
 # drop (0 when within the runs' spread)
 OWN_ANSWER_METRICS = {"reset_time_s": "reset", "blocked_time_s": "reset",
                       "neighbour_drop_pct": "neighbour", "mac_capacity": "mac_learning",
-                      "mac_learning_rate_pps": "mac_learning"}
+                      "mac_learning_rate_pps": "mac_learning",
+                      "overload_recovery_s": "overload"}
 REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
 # stateful metrics -> the answers they apply to (their kinds); None: every stateful one
 STATEFUL_METRICS: dict[str, tuple[str, ...] | None] = {

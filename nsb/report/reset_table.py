@@ -11,7 +11,7 @@ def is_reset(result: dict) -> bool:
     return isinstance(result.get("reset"), dict)
 
 
-def _spread(values: dict) -> str:
+def spread_text(values: dict) -> str:
     if not values:
         return "-"
     text = f"{values['mean']:.3f}"
@@ -35,7 +35,8 @@ def rows(results: list[dict]) -> list[list[str]]:
         reset = result["reset"]
         out.append([str(result.get("frame_size", "-")),
                     f"{result.get('offered_pps', 0):,.0f}", _event(reset.get("event", {})),
-                    str(len(reset.get("trials", []))), _spread(reset.get("frame_loss_s")),
-                    _spread(reset.get("timestamp_s")), _spread(reset.get("full_rate_back_s")),
+                    str(len(reset.get("trials", []))), spread_text(reset.get("frame_loss_s")),
+                    spread_text(reset.get("timestamp_s")),
+                    spread_text(reset.get("full_rate_back_s")),
                     "yes" if reset.get("recovered") else "no"])
     return out

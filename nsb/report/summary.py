@@ -25,6 +25,8 @@ COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "neighbour_drop_pct",
            # a mac_learning answer's (RFC 2889): the table's capacity, the learning rate
            "mac_capacity", "mac_learning_rate_pps",
+           # an overload_recovery answer's: the longer of its two recovery times (mean)
+           "overload_recovery_s",
            # a tunnel's answer (empty otherwise): frame_size is then the inner frame's
            "outer_frame_size"]
 # numbers that are averaged when a scenario ran several iterations
@@ -64,6 +66,7 @@ def row(task_id: str, result: dict) -> dict:
     out["neighbour_drop_pct"] = (result.get("neighbour") or {}).get("reported_drop_pct")
     out["mac_capacity"] = (result.get("mac_learning") or {}).get("mac_capacity")
     out["mac_learning_rate_pps"] = (result.get("mac_learning") or {}).get("learning_rate_pps")
+    out["overload_recovery_s"] = (result.get("overload") or {}).get("overload_recovery_s")
     if "outer_frame_size" in result:  # a tunnel's: frame_size is the inner frame's
         out["outer_frame_size"] = result["outer_frame_size"]
     return out

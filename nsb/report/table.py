@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from nsb import frames
-from nsb.report import mac_table, neighbour_table, repeatability, reset_table, stateful_table
+from nsb.report import (
+    mac_table,
+    neighbour_table,
+    overload_table,
+    repeatability,
+    reset_table,
+    stateful_table,
+)
 from nsb.report.summary import spread_pct
 
 HEADERS = ["Frame (B)", "Throughput (pps)", "Mbps", "% line rate", "Loss at NDR (%)",
@@ -113,22 +120,24 @@ _NARROW = [("Frame", "Throughput (pps)", "Mbps", "% line", "Loss %", "Limited by
 _NARROW_CELLS = [(0, 1, 2, 3, 4, 7), (0, 5, 6)]
 
 
+# answers that are no throughput, each in a table of its own: (module, its predicate)
+OWN_TABLES = ((reset_table, reset_table.is_reset),
+              (neighbour_table, neighbour_table.is_neighbour),
+              (mac_table, mac_table.is_mac_learning),
+              (overload_table, overload_table.is_overload))
+
+
 def render(results: list[dict], title: str = "") -> object:
     """A rich renderable (printed by the CLI): one table, or two where the terminal
     is narrower than WIDE_COLUMNS; stateful answers in a table of their own."""
     stateful = [r for r in results if stateful_table.is_stateful(r)]
-    resets = [r for r in results if reset_table.is_reset(r)]
-    neighbours = [r for r in results if neighbour_table.is_neighbour(r)]
-    macs = [r for r in results if mac_table.is_mac_learning(r)]
+    others = [(table, [r for r in results if mine(r)]) for table, mine in OWN_TABLES]
     frames_only = [r for r in results if not stateful_table.is_stateful(r)
-                   and not reset_table.is_reset(r) and not neighbour_table.is_neighbour(r)
-                   and not mac_table.is_mac_learning(r)]
+                   and not any(mine(r) for _, mine in OWN_TABLES)]
     return _Summary(rows(frames_only), title,
                     warning_lines(frames_only) + warning_lines(stateful)
                     + stateful_table.lines(stateful), stateful_table.rows(stateful),
-                    [(reset_table.HEADERS, reset_table.rows(resets)),
-                     (neighbour_table.HEADERS, neighbour_table.rows(neighbours)),
-                     (mac_table.HEADERS, mac_table.rows(macs))])
+                    [(table.HEADERS, table.rows(mine)) for table, mine in others])
 
 
 class _Summary:

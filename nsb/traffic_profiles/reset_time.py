@@ -81,18 +81,20 @@ class ResetTimeProfile(SoakProfile):
                 f"event_at_s {options['event_at_s']:g} is not within the trial's duration "
                 f"{options['duration']:g} s", "event_at_s")
 
+    ANSWER_KEY = "reset"  # the result's key of the answer (nsb.report.reset_table)
+    WHAT = "reset time"  # a trial's reason starts with it
+
     def _soak(self, measurer: Measurer, frame: Frame) -> None:
         o = self.options
         pps, pct = self.rate(frame, measurer.ports)
-        outages: list[ResetTime] = []
+        found: list = []
         verdicts = []
         for number in range(1, o["trials"] + 1):
             if measurer.should_stop():
                 break
-            done, outage = self._trial(measurer, frame, pps, pct, number)
+            done, seen = self._timed_trial(measurer, frame, pps, pct, number)
             verdicts.append(done)
-            if outage is not None:
-                outages.append(outage)
+            found += seen
         if not verdicts:
             return
         passed = all(d.verdict == PASS for d in verdicts) and len(verdicts) == o["trials"]
@@ -101,10 +103,27 @@ class ResetTimeProfile(SoakProfile):
         measurer.result_ready(
             frame, verdicts[-1].result if passed else None, self.speed_gbps, limited,
             len(verdicts), self.spec.type,
-            extra={"offered_pps": pps, "reset": summary(outages, o["event"])})
+            extra={"offered_pps": pps, self.ANSWER_KEY: self.answer(found, pps)})
 
-    def _trial(self, measurer: Measurer, frame: Frame, pps: float, pct: float,
-               number: int):
+    def answer(self, found: list, pps: float) -> dict:
+        """The frame size's answer from its trials' outages."""
+        return summary(found, self.options["event"])
+
+    def event(self, measurer: Measurer):
+        """(the event's act, the event as results hold it, seconds into the trial)."""
+        event = self.options["event"]
+        measurer.hooks.prepare(event)  # before the traffic: a rule churn's rules
+        return (lambda: measurer.hooks.perform(event), event,
+                float(event.get("at_s", self.options["event_at_s"])))
+
+    def judged(self, result: TrialResult, intervals: list[IntervalSample], happened):
+        """The trial's verdict, its reason and what it found (a list of one, or none)."""
+        return _judged(result, intervals, happened, self.options)
+
+    def _timed_trial(self, measurer: Measurer, frame: Frame, pps: float, pct: float,
+                     number: int):
+        """One trial read per interval with the event at its time: (its Measurement,
+        what ``judged`` found in it)."""
         o = self.options
         trial = Trial(frame_size=frame, rate_pps=pps, duration_s=float(o["duration"]),
                       flows=o.get("flows"), latency=o["latency"])
@@ -115,29 +134,27 @@ class ResetTimeProfile(SoakProfile):
             measurer.emit(SoakInterval(measurer.task_id, measurer.scenario, trial_index=index,
                                        frame_size=frame, rate_pps=pps, sample=sample))
 
-        event = o["event"]
-        at_s = float(event.get("at_s", o["event_at_s"]))
-        scheduled = vnf_events.Scheduled(lambda: measurer.hooks.perform(event), event, at_s,
+        act, event, at_s = self.event(measurer)
+        scheduled = vnf_events.Scheduled(act, event, at_s,
                                          lambda: measurer.generator.traffic_started)
         send = soak_run.sender(measurer.generator, float(o["interval_s"]), on_interval,
                                measurer.should_stop)
-        measurer.hooks.prepare(event)  # before the traffic: a rule churn's rules
-        outage: list[ResetTime] = []
+        found: list = []
 
         def run(t: Trial) -> TrialResult:
             with scheduled:
                 return send(t)
 
         def judge(result: TrialResult):
-            verdict, reason, found = _judged(result, intervals, scheduled.happened, o)
-            outage.extend(found)
+            verdict, reason, seen = self.judged(result, intervals, scheduled.happened)
+            found.extend(seen)
             return verdict, reason
 
         done = measurer.measure(trial, SearchPoint(pct, pct, pct, o["trials"] - number,
                                                    trial.duration_s),
-                                judge, why=f"reset time, trial {number} of {o['trials']}",
+                                judge, why=f"{self.WHAT}, trial {number} of {o['trials']}",
                                 run=run)
-        return done, outage[0] if outage else None
+        return done, found
 
 
 def _judged(result: TrialResult, intervals: list[IntervalSample], happened,

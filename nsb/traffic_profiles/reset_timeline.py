@@ -80,7 +80,7 @@ def analyse(intervals: list[IntervalSample], event_start_s: float, event_end_s: 
         frame_loss_s=max(0, lost - lost_before - lost_warmup) / offered
         if offered > 0 else 0.0,
         timestamp_s=_timestamp_s(before[-1:], after, offered),
-        full_rate_back_s=_full_rate_back_s(intervals, event_start_s, lost, allowance),
+        full_rate_back_s=every_frame_back_s(intervals, event_start_s, lost, allowance),
         interval_s=step, sent_packets=sum(s.tx_packets for s in intervals))
 
 
@@ -111,7 +111,7 @@ def _timestamp_s(edge_before: list[IntervalSample], after: list[IntervalSample],
         sum(_idle_s(s, offered_pps) for s in edges)
 
 
-def _full_rate_back_s(intervals: list[IntervalSample], event_start_s: float, lost: int,
+def every_frame_back_s(intervals: list[IntervalSample], event_start_s: float, lost: int,
                       allowance: float) -> float | None:
     """From the event to the first reading after it from which the frames missing so far
     (sent less received) stay within ``allowance`` (frames in flight) of the trial's

@@ -280,6 +280,11 @@ class TrafficGen(Vnf):
     SAMPLES_INTERVALS = False
     no_interval_reason = "it reads its counters only once a trial's traffic stopped"
 
+    def scale_rate(self, factor: float) -> None:
+        """While a sampled trial's traffic runs, send ``factor`` times its rate from now
+        on (1: the trial's own rate again): an overload in the middle of a trial."""
+        raise NotImplementedError(f"{self.name} cannot change its rate while it sends")
+
     def run_sampled(self, trial: Trial, interval_s: float,
                     on_interval: Callable[[IntervalSample], None]) -> TrialResult:
         """Send ``trial`` as one continuous stream and hand ``on_interval`` the counts of

@@ -204,3 +204,46 @@ def test_rules_churned_under_load_are_counted_by_the_dut(results_conf, tmp_path)
     assert "rule changes/s" in out
     _timeline_adds_up(doc)
     assert leftovers(task_id) == []
+
+
+OVERLOAD = ROOT / "samples" / "reset" / "tc_overload_recovery.yaml"
+
+
+@pytest.mark.parametrize("queue_ms", [100])
+def test_an_overload_of_a_known_queue_recovers_when_the_queue_drains(results_conf, tmp_path,
+                                                                     queue_ms):
+    """A bridge shaped to 20,000 frames a second with a queue of queue_ms, at 75 % of it
+    and twice that for 1 s: the overload loses what the queue cannot hold, no frame is
+    lost once it ends, and latency is back once the queue drained at a quarter of the
+    capacity: 4 x (queue_ms + the bucket's 12.5 ms), within two readings."""
+    capacity = 20000
+    proc = start(results_conf, {"capacity_pps": capacity, "queue_ms": queue_ms,
+                                "overload_s": 1, "duration_s": 6},
+                 task=OVERLOAD, env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    (trial,) = doc["trials"]
+    timeline = [s for s in doc["soak_intervals"] if s["trial_index"] == trial["trial_index"]]
+    step = sorted(s["end_s"] - s["start_s"] for s in timeline)[len(timeline) // 2]
+    if trial["verdict"] != "pass":  # a loaded machine's loss before the overload only
+        assert "before the overload" in trial["reason"], trial["reason"]
+    else:
+        (r,) = result["overload"]["trials"]
+        queue_s = (queue_ms + 12.5) / 1000
+        assert r["loss_recovery_s"] <= 2 * step, r
+        assert r["latency_recovery_s"] == pytest.approx(4 * queue_s, abs=2 * step), r
+        # with its queue full the bucket passes its capacity, the rest is lost
+        full = [s for s in timeline if s["start_s"] >= r["overload_start_s"] + queue_s + step
+                and s["end_s"] <= r["overload_end_s"]]
+        passed = sum(s["rx_packets"] for s in full) / sum(s["end_s"] - s["start_s"]
+                                                          for s in full)
+        assert passed == pytest.approx(capacity, rel=0.1), full
+        steady = result["overload"]["steady_pps"]
+        extra = trial["tx_packets"] - steady * trial["duration_s"]
+        assert 0 < trial["tx_packets"] - trial["rx_packets"] <= extra
+        assert r["latency_peak_us"] >= queue_s * 1e6 * 0.9  # the queue was full
+    assert "No more loss after (s)" in out
+    _timeline_adds_up(doc)
+    assert leftovers(task_id) == []

@@ -63,6 +63,7 @@ REQUIRED_OPTIONS = {
     ("nsb.traffic_profiles", "fixed"): {"rate_pct": 50},
     ("nsb.traffic_profiles", "soak"): {"rate_pps": 1000},
     ("nsb.traffic_profiles", "reset_time"): {"rate_pps": 1000},
+    ("nsb.traffic_profiles", "overload_recovery"): {"rate_pps": 1000},
     ("nsb.traffic_profiles", "reconfig"): {"rate_pps": 1000},
     ("nsb.traffic_profiles", "noisy_neighbour"): {"neighbour": {"cpus": "0"}},
     ("nsb.vnfs", "prox_tg"): {"prox_config": PROX_GEN_CONFIG},

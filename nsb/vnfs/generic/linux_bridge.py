@@ -30,6 +30,13 @@ class LinuxBridgeVnf(Vnf):
         "additionalProperties": False,
         "properties": {
             "bridge": BRIDGE_OPTION,
+            "egress_rate_mbit": {"description": "a token bucket (tc tbf) on every port's "
+                                                "egress: a DUT of known capacity (Mbit/s of "
+                                                "frames without their FCS) and queue",
+                                 "type": "number", "exclusiveMinimum": 0},
+            "egress_queue_ms": {"description": "the token bucket's queue, in ms at its rate "
+                                               "(tbf's latency)",
+                                "type": "number", "exclusiveMinimum": 0, "default": 50},
             "ageing_time_s": {"description": "seconds a learned MAC is kept unused",
                               "type": "number", "minimum": 10, "maximum": 1000000,
                               "default": 300},
@@ -47,7 +54,7 @@ class LinuxBridgeVnf(Vnf):
         self._base: dict = {}
 
     def required_binaries(self) -> list[str]:
-        return ["ip", "bridge"]
+        return ["ip", "bridge", "tc"] if self.options.get("egress_rate_mbit") else ["ip", "bridge"]
 
     def describe(self) -> dict:
         return {**super().describe(), "bridge": self.bridge, "ports": self.ports}
@@ -67,6 +74,10 @@ class LinuxBridgeVnf(Vnf):
         for port in self.ports:
             self.executor.run(["ip", "link", "set", port, "master", self.bridge, "up"])
         self.executor.run(["ip", "link", "set", self.bridge, "up"])
+        for port in self.ports if self.options.get("egress_rate_mbit") else ():
+            self.executor.run(["tc", "qdisc", "replace", "dev", port, "root",
+                               *shaper(self.options["egress_rate_mbit"],
+                                       self.options["egress_queue_ms"])])
         self._base = link_counters.read(self.executor)
         LOG.info("%s: Linux bridge %s on %s with %s", self.name, self.bridge,
                  self.node.name, ", ".join(self.ports))
@@ -99,6 +110,8 @@ class LinuxBridgeVnf(Vnf):
 
     def terminate(self) -> None:
         if self._made:
+            for port in self.ports if self.options.get("egress_rate_mbit") else ():
+                self.executor.run(["tc", "qdisc", "del", "dev", port, "root"], check=False)
             self.executor.run(["ip", "link", "del", self.bridge], check=False)
             self._made = False
         if self._undo is not None:
@@ -112,3 +125,11 @@ def learned(entries: list[dict]) -> list[str]:
     return [e["mac"].lower() for e in entries
             if e.get("master") and e.get("state") != "permanent"
             and "self" not in e.get("flags", [])]
+
+
+def shaper(rate_mbit: float, queue_ms: float) -> list[str]:
+    """tc's tbf arguments: ``rate_mbit``, a bucket of at least 10 ms of it (a timer
+    tick's worth), a queue of ``queue_ms`` at the rate."""
+    burst = max(15000, round(rate_mbit * 1e6 / 8 / 100))
+    return ["tbf", "rate", f"{rate_mbit:g}mbit", "burst", str(burst), "latency",
+            f"{queue_ms:g}ms"]

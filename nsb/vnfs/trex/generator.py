@@ -52,7 +52,8 @@ class TrexTrafficGen(TrafficGen):
         self.trex_path = options.get("trex_path") or install.default_path()
         self.ports = self._ports(options.get("port_pairs"))
         self.paths = self._paths()
-        self.chain_macs = self._chain_macs(options, context)
+        self.chain_macs = shared_net.chain_macs(options, len(self.ports), context.nodes,
+                                                spec.options_where)
         self.vxlan = vxlan.from_options(options.get("vxlan"))
         if self.vxlan and options["latency_pps"] > 0:
             raise spec.options_where.error(
@@ -100,15 +101,6 @@ class TrexTrafficGen(TrafficGen):
     def port_pairs(self) -> list[tuple[str, str]]:
         return [(self.ports[k].name, self.ports[k + 1].name)
                 for k in range(0, len(self.ports) - 1, 2)]
-
-    def _chain_macs(self, options: dict, context) -> list[str]:
-        """Each chain's MAC where the chains share one network (one port pair, one way)."""
-        given, where = options.get("chain_destinations"), self.spec.options_where
-        if given and (len(self.ports) != 2 or options["bidirectional"]):
-            raise where.error("chains on one network are sent from one port pair, one way: "
-                              "give one port pair and bidirectional: false",
-                              "chain_destinations")
-        return shared_net.destinations(given, context.nodes, where)
 
     def chain_destinations(self) -> list[str]:
         return list(self.options.get("chain_destinations") or []) if self.chain_macs else []
@@ -282,6 +274,9 @@ class TrexTrafficGen(TrafficGen):
 
     def run_sampled(self, trial: Trial, interval_s: float, on_interval) -> TrialResult:
         return self.run_trial(trial, lambda t: sampled.run(self, t, interval_s, on_interval))
+
+    def scale_rate(self, factor: float) -> None:
+        self.client.update(ports=self.tx_ports, mult=f"{factor:g}")
 
     def _run_trial(self, trial: Trial) -> TrialResult:
         if trial.addresses is not None:

@@ -121,3 +121,12 @@ def describe(destinations: list[str], macs: list[str]) -> list[str]:
     return [f"chain {k}: the rate's 1/{len(macs)} from port 0 to {mac} ({dest}), counted "
             f"by pg_id {pg_ids(k)[0]} (its latency stream: {pg_ids(k)[1]})"
             for k, (dest, mac) in enumerate(zip(destinations, macs, strict=True))]
+
+
+def chain_macs(options: dict, port_count: int, nodes: dict, where) -> list[str]:
+    """Each chain's MAC where the chains share one network (one port pair, one way)."""
+    given = options.get("chain_destinations")
+    if given and (port_count != 2 or options["bidirectional"]):
+        raise where.error("chains on one network are sent from one port pair, one way: "
+                          "give one port pair and bidirectional: false", "chain_destinations")
+    return destinations(given, nodes, where)
