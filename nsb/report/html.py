@@ -261,12 +261,14 @@ def _scenario(task: TaskResults, label: str, scenario: str, prefix: str) -> str:
         out.append(rfc2544.section(results, prefix, chart))
     else:
         out.append('<p class="note">No results: no frame size finished.</p>')
-    from nsb.report import soak, stateful_html
+    from nsb.report import event_timeline, soak, stateful_html
 
     out.append(stateful_html.section(results, trials, task.profile_of(scenario).get("type", ""),
                                      prefix, chart))
     out.append(path_html.section(results, trials, prefix))
-    out.append(soak.section(task, scenario, prefix, chart))
+    intervals = [r for r in task.soak_intervals if r.get("scenario") == scenario]
+    timelines = event_timeline.section(results, intervals, prefix, chart)
+    out.append(timelines or soak.section(task, scenario, prefix, chart))
     out.append(_trajectories(trials, prefix))
     if any((r.get("latency") or {}).get("histogram") for r in results):
         out.append("<h4>Latency distribution at the result</h4>")

@@ -104,8 +104,11 @@ def _judged(result: TrialResult, intervals: list[IntervalSample], happened,
                   f"{recovery.loss_recovery_s:.3f} s after it{latency}"), [recovery]
 
 
-def summary(found: list[Recovery], pps: float, o: dict) -> dict:
-    """The answer: each trial's recovery, the mean and spread of both times."""
+def summary(indexed: list[tuple[int, Recovery]], pps: float, o: dict) -> dict:
+    """The answer: each trial's recovery (with its index), the mean and spread of both
+    times."""
+    found = [x for _, x in indexed]
+
     def values(key: str) -> list[float]:
         return [getattr(x, key) for x in found if getattr(x, key) is not None]
 
@@ -113,7 +116,8 @@ def summary(found: list[Recovery], pps: float, o: dict) -> dict:
     latency = spread(values("latency_recovery_s"))
     return {"steady_pps": pps, "overload_pps": pps * o["overload_factor"],
             "overload_s": o["overload_s"], "latency_margin_pct": o["latency_margin_pct"],
-            "trials": [record(x) for x in found], "loss_recovery_s": loss,
+            "trials": [{"trial_index": index, **record(x)} for index, x in indexed],
+            "loss_recovery_s": loss,
             "latency_recovery_s": latency,
             "recovered": bool(found) and all(x.recovered for x in found),
             "overload_recovery_s": max(loss.get("mean") or 0.0, latency.get("mean") or 0.0)

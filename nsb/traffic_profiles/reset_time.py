@@ -106,7 +106,7 @@ class ResetTimeProfile(SoakProfile):
             extra={"offered_pps": pps, self.ANSWER_KEY: self.answer(found, pps)})
 
     def answer(self, found: list, pps: float) -> dict:
-        """The frame size's answer from its trials' outages."""
+        """The frame size's answer from its trials' outages ((trial index, outage))."""
         return summary(found, self.options["event"])
 
     def event(self, measurer: Measurer):
@@ -123,7 +123,7 @@ class ResetTimeProfile(SoakProfile):
     def _timed_trial(self, measurer: Measurer, frame: Frame, pps: float, pct: float,
                      number: int):
         """One trial read per interval with the event at its time: (its Measurement,
-        what ``judged`` found in it)."""
+        what ``judged`` found in it, each with the trial's index)."""
         o = self.options
         trial = Trial(frame_size=frame, rate_pps=pps, duration_s=float(o["duration"]),
                       flows=o.get("flows"), latency=o["latency"])
@@ -147,7 +147,7 @@ class ResetTimeProfile(SoakProfile):
 
         def judge(result: TrialResult):
             verdict, reason, seen = self.judged(result, intervals, scheduled.happened)
-            found.extend(seen)
+            found.extend((index, item) for item in seen)
             return verdict, reason
 
         done = measurer.measure(trial, SearchPoint(pct, pct, pct, o["trials"] - number,
@@ -187,15 +187,18 @@ def _within(outage: ResetTime, limit_s: float) -> bool:
     return outage.full_rate_back_s is not None and outage.full_rate_back_s <= limit_s
 
 
-def summary(outages: list[ResetTime], event: dict) -> dict:
-    """The answer: each trial's outage, and the mean and spread of each method."""
+def summary(found: list[tuple[int, ResetTime]], event: dict) -> dict:
+    """The answer: each trial's outage (with its index), and the mean and spread of each
+    method."""
+    outages = [x for _, x in found]
+
     def values(key: str) -> list[float]:
         return [getattr(x, key) for x in outages if getattr(x, key) is not None]
 
     frame_loss = spread(values("frame_loss_s"))
     return {
         "event": dict(event),
-        "trials": [record(x) for x in outages],
+        "trials": [{"trial_index": index, **record(x)} for index, x in found],
         "frame_loss_s": frame_loss,
         "timestamp_s": spread(values("timestamp_s")),
         "full_rate_back_s": spread(values("full_rate_back_s")),

@@ -6,11 +6,12 @@ the trial's and to testpmd's own counters, and a bad event is one located line."
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, requires_root
+from tests.conftest import NSB, ROOT, requires_root
 from tests.functional.lab import leftovers, results_of, start
 from tests.functional.trex_lab import env_with_trex, requires_trex
 
@@ -246,4 +247,9 @@ def test_an_overload_of_a_known_queue_recovers_when_the_queue_drains(results_con
         assert r["latency_peak_us"] >= queue_s * 1e6 * 0.9  # the queue was full
     assert "No more loss after (s)" in out
     _timeline_adds_up(doc)
+    report = tmp_path / "report.html"  # each trial's timeline with the overload marked
+    done = subprocess.run([*NSB, "--config-file", str(results_conf), "report", "html",
+                           task_id, "-o", str(report)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Timeline of each trial" in report.read_text()
     assert leftovers(task_id) == []

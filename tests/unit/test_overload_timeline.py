@@ -76,3 +76,28 @@ def test_the_sla_and_the_summary_read_the_overload_answer():
     assert outcome.measured == 0.4 and not outcome.passed
     (row,) = overload_table.rows([result])
     assert row[1] == "15,000 / 30,000" and row[5] == "0.400" and row[6] == "yes"
+
+
+def test_each_trial_s_timeline_is_drawn_with_its_event_marked():
+    from nsb.report import event_timeline
+
+    drawn = []
+
+    def chart(fig, chart_id, kind):
+        drawn.append((fig, chart_id, kind))
+        return f"<div id='{chart_id}'></div>"
+
+    intervals = [{"trial_index": t, "start_s": k * 0.1, "end_s": (k + 1) * 0.1,
+                  "tx_pps": 1000.0, "rx_pps": 0.0 if 20 <= k < 24 else 1000.0,
+                  "lost_packets": 100 if 20 <= k < 24 else 0, "latency": None}
+                 for t in (3, 4) for k in range(40)]
+    result = {"reset": {"trials": [{"trial_index": 3, "event_start_s": 2.0,
+                                    "event_end_s": 2.4}]}}
+    html = event_timeline.section([result, {"throughput_pps": 1}], intervals, "s0", chart)
+    assert "Timeline of each trial" in html and "s0-event0-3-chart" in html
+    ((fig, _, kind),) = drawn  # trial 4 has no outage recorded: not drawn
+    assert kind == "event-timeline"
+    (shape,) = fig.layout.shapes
+    assert (shape.x0, shape.x1) == (2.0, 2.4)
+    assert [t.name for t in fig.data] == ["sent pps", "received pps", "lost per reading"]
+    assert event_timeline.section([{"throughput_pps": 1}], intervals, "s0", chart) == ""
