@@ -19,6 +19,8 @@ EVENTS = {
     "restart": "the VNF's processes ended by signal (TERM: a planned restart, KILL: a "
                "crash), then started again as at setup (OVS with its flows); the event "
                "lasts until it is ready again",
+    "link_flap": "one of the VNF's node's interfaces (interface; default its first) set "
+                 "down for down_ms, then up again: a cable pulled and put back",
     "rule_churn": "nftables: rules installed first (rules_installed, before the traffic), "
                   "then changes_per_s of them added and removed for churn_s seconds; none "
                   "matches the traffic",
@@ -27,7 +29,8 @@ EVENTS = {
 SCHEMA = {
     "description": "what happens to the DUT at at_s: type (" + ", ".join(EVENTS) +
                    "), vnf (its name; default: the scenario's first VNF), pause_ms (a "
-                   "pause's length), signal (a restart's: TERM or KILL), command (a "
+                   "pause's length), signal (a restart's: TERM or KILL), interface and "
+                   "down_ms (a link flap's), command (a "
                    "command's shell text), rules_installed, changes_per_s and churn_s (a "
                    "rule churn's)",
     "type": "object",
@@ -38,6 +41,8 @@ SCHEMA = {
         "vnf": {"type": "string", "minLength": 1},
         "pause_ms": {"type": "number", "exclusiveMinimum": 0, "default": 500},
         "signal": {"enum": ["TERM", "KILL"], "default": "TERM"},
+        "interface": {"type": "string", "minLength": 1},
+        "down_ms": {"type": "number", "exclusiveMinimum": 0, "default": 500},
         "command": {"type": "string", "minLength": 1},
         "rules_installed": {"type": "integer", "minimum": 0, "default": 1000},
         "changes_per_s": {"type": "number", "exclusiveMinimum": 0, "default": 100},
@@ -77,6 +82,11 @@ def problems(scenario, vnfs: list, profile) -> list[TaskError]:
     if event["type"] == "command" and not event.get("command"):
         return [where.error("a 'command' event needs its command (event.command: shell "
                             "text run on the VNF's node)", "event")]
+    if event["type"] == "link_flap" and event.get("interface") and \
+            event["interface"] not in vnf.event_interfaces():
+        return [where.error(f"event.interface '{event['interface']}' is none of {name}'s "
+                            f"interfaces ({', '.join(vnf.event_interfaces()) or 'none'})",
+                            "event")]
     if event["type"] not in vnf.EVENTS:
         can = ", ".join(vnf.EVENTS) or "no event"
         return [where.error(f"'{name}' ({vnf.spec.type}) cannot perform a "

@@ -21,6 +21,9 @@ def spread_text(values: dict) -> str:
 def _event(event: dict) -> str:
     if event.get("type") == "pause":
         return f"{event.get('vnf', 'DUT')} paused {event.get('pause_ms', 500):g} ms"
+    if event.get("type") == "link_flap":
+        return (f"{event.get('vnf', 'DUT')} {event.get('interface', 'port')} down "
+                f"{event.get('down_ms', 500):g} ms")
     if event.get("type") == "restart":
         return f"{event.get('vnf', 'DUT')} restarted (SIG{event.get('signal', 'TERM')})"
     if event.get("type") == "rule_churn":

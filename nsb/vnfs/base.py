@@ -163,7 +163,11 @@ class Vnf(Plugin):
         raise NotImplementedError(f"{type(self).__name__} learns no addresses")
 
     # the events it can perform while a trial's traffic runs (nsb.vnf_events)
-    EVENTS: ClassVar[tuple[str, ...]] = ("command",)
+    EVENTS: ClassVar[tuple[str, ...]] = ("command", "link_flap")
+
+    def event_interfaces(self) -> list[str]:
+        """The interfaces of its node a link flap may set down (its linked ones)."""
+        return [i.name for i in self.node.interfaces.values() if i.peer]
 
     def run_event_command(self, command: str) -> None:
         """A command event: ``command`` run on its node (in its namespace) to its end."""
@@ -186,8 +190,19 @@ class Vnf(Plugin):
             self.restart(signal.Signals[f"SIG{event.get('signal', 'TERM')}"])
         elif event["type"] == "command":
             self.run_event_command(event["command"])
+        elif event["type"] == "link_flap":
+            self.link_flap(event.get("interface") or self.event_interfaces()[0],
+                           float(event.get("down_ms", 500)) / 1000.0)
         else:
             raise NotImplementedError(f"{self.name} performs no '{event['type']}' event")
+
+    def link_flap(self, interface: str, seconds: float) -> None:
+        """``interface`` of its node down for ``seconds``, then up again."""
+        self.executor.run(["ip", "link", "set", "dev", interface, "down"])
+        try:
+            time.sleep(seconds)
+        finally:
+            self.executor.run(["ip", "link", "set", "dev", interface, "up"])
 
     def pause(self, seconds: float) -> None:
         """Stop its processes (SIGSTOP) for ``seconds``, then continue them (SIGCONT): an

@@ -88,6 +88,29 @@ def test_a_pause_that_holds_the_generator_back_is_no_reset_time(results_conf, tm
     assert leftovers(task_id) == []
 
 
+def test_a_link_down_for_a_known_time_is_the_gap_by_timestamps(results_conf, tmp_path):
+    """testpmd's first port set down for 300 ms and up again: nothing arrives for that
+    long (the timestamp method, within two readings); over veth the sender's kernel holds
+    what it could not send meanwhile, so the frame-loss method reads at most that."""
+    step_s = 0.05
+    proc = start(results_conf, {"link_down_ms": 300, "interval_s": step_s, "trials": 2,
+                                "duration_s": 4, "rate_pps": 20000},
+                 task=SAMPLE, env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    for trial in doc["trials"]:
+        assert trial["verdict"] == "pass" or "lost before the event" in trial["reason"]
+    for outage in result["reset"]["trials"]:
+        assert outage["event_s"] == pytest.approx(0.3, abs=0.05)
+        assert outage["timestamp_s"] == pytest.approx(outage["event_s"], abs=2 * step_s)
+        assert outage["frame_loss_s"] <= outage["timestamp_s"] + 2 * step_s
+    assert "testpmd0 port down 300 ms" in out
+    _timeline_adds_up(doc)
+    assert leftovers(task_id) == []
+
+
 L3FWD = Path(os.environ.get("NSB_DPDK_APPS") or ROOT.parent / "shared" / "tools" /
              "dpdk-apps") / "l3fwd"
 

@@ -125,3 +125,40 @@ def test_a_restart_signals_every_process_then_starts_the_vnf_again_as_at_setup()
     dut.perform_event({"type": "restart", "signal": "KILL"})
     assert [p.signals for p in old] == [[signal.SIGKILL]] * 2
     assert dut.calls == ["terminate", "instantiate", "ready within 7"]
+
+
+def test_a_link_flap_sets_the_interface_down_then_up_and_a_foreign_one_is_refused():
+    from types import SimpleNamespace
+
+    from nsb import vnf_events
+    from nsb.vnfs.base import Vnf
+
+    ran = []
+
+    class Dut(Vnf):
+        def __init__(self):
+            self.name = "dut0"
+            self.spec = SimpleNamespace(type="testpmd")
+            self.node = SimpleNamespace(interfaces={
+                "xe0": SimpleNamespace(name="xe0", peer="tg:xe0"),
+                "lo9": SimpleNamespace(name="lo9", peer=None)},
+                executor=SimpleNamespace(run=lambda argv, **_: ran.append(argv)))
+
+        def instantiate(self):
+            pass
+
+        def wait_until_ready(self, timeout):
+            pass
+
+        def terminate(self):
+            pass
+
+    dut = Dut()
+    dut.perform_event({"type": "link_flap", "down_ms": 1})
+    assert ran == [["ip", "link", "set", "dev", "xe0", "down"],
+                   ["ip", "link", "set", "dev", "xe0", "up"]]
+    where = SimpleNamespace(error=lambda text, *key: text)
+    profile = SimpleNamespace(options={"event": {"type": "link_flap", "interface": "lo9"}},
+                              spec=SimpleNamespace(options_where=where))
+    (error,) = vnf_events.problems(None, [dut], profile)
+    assert "lo9" in error and "xe0" in error

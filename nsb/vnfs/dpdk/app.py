@@ -48,7 +48,7 @@ LCORES = {"description": "the CPUs its lcores run on (e.g. 1-2); default CPUs 1 
 class DpdkApp(Vnf):
     """A DPDK program forwarding between its ports."""
 
-    EVENTS = ("pause", "command", "restart")  # nsb.vnf_events
+    EVENTS = ("pause", "command", "restart", "link_flap")  # nsb.vnf_events
 
     ADDS_HUGEPAGES = True
     KIND = ""  # its short name: logs are <vnf>-<KIND>.log

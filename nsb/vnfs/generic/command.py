@@ -29,7 +29,7 @@ _ARGV = {"type": "array", "items": {"type": "string"}, "minItems": 1}
 class CommandVnf(Vnf):
     """Any program given as an argument list, with its ports and cores filled in."""
 
-    EVENTS = ("pause", "command")  # nsb.vnf_events
+    EVENTS = ("pause", "command", "link_flap")  # nsb.vnf_events
 
     ADDS_HUGEPAGES = True
     KEEPS_STATE = None  # what it holds, nsb can neither reset nor count

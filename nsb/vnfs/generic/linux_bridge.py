@@ -97,6 +97,9 @@ class LinuxBridgeVnf(Vnf):
     def forwarding(self) -> dict[str, str]:
         return {}
 
+    def event_interfaces(self) -> list[str]:
+        return list(self.ports)
+
     def learns_addresses(self) -> str:
         return ""
 

@@ -39,7 +39,7 @@ class NftablesVnf(RouterVnf):
     then the task's ruleset; a DUT that keeps state (conntrack's table)."""
 
     KEEPS_STATE = True
-    EVENTS = ("command", "rule_churn")  # nsb.vnf_events; rule_churn: nftables_churn
+    EVENTS = ("command", "link_flap", "rule_churn")  # nsb.vnf_events; rule_churn: nftables_churn
     OPTIONS_SCHEMA = {
         "type": "object",
         "additionalProperties": False,

@@ -34,7 +34,7 @@ DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 class OvsVnf(Vnf):
     """Open vSwitch bridge (userspace datapath by default) switching the links via it."""
 
-    EVENTS = ("pause", "command", "restart")  # pause: its ovsdb-server and vswitchd
+    EVENTS = ("pause", "command", "restart", "link_flap")  # pause: its ovsdb-server and vswitchd
 
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = {
@@ -341,6 +341,9 @@ class OvsVnf(Vnf):
         sizes = ovs_vxlan.frame_sizes(frame_size) if self.overlay else {}
         return {"switching_operations": ops, "switched_throughput_pps": throughput_pps * ops,
                 **sizes}
+
+    def event_interfaces(self) -> list[str]:
+        return self._port_names()
 
     def learns_addresses(self) -> str:
         return "" if self.options["flows"] == "normal" else (

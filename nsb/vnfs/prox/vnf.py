@@ -59,7 +59,7 @@ PROX_OPTIONS = {
 class ProxVnf(Vnf):
     """PROX as the system under test (routing, swap, nop ... as its config says)."""
 
-    EVENTS = ("pause", "command")  # nsb.vnf_events
+    EVENTS = ("pause", "command", "link_flap")  # nsb.vnf_events
 
     OPTIONS_SCHEMA = {
         "type": "object",

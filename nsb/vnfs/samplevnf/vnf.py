@@ -28,7 +28,7 @@ class Pid:
 class SampleVnf(Vnf):
     """A SampleVNF binary on its node's ports (subclasses: which binary, how)."""
 
-    EVENTS = ("pause", "command")  # nsb.vnf_events
+    EVENTS = ("pause", "command", "link_flap")  # nsb.vnf_events
 
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = options.COMMON
