@@ -33,7 +33,14 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from nsb.grafana import chain_panels, hop_panels, panels, session_panels, soak_panels
+from nsb.grafana import (
+    chain_panels,
+    change_panels,
+    hop_panels,
+    panels,
+    session_panels,
+    soak_panels,
+)
 from nsb.grafana.queries import DATASOURCE_TYPE, matches, tag_values
 from nsb.outputs.influxdb import names as m
 
@@ -135,6 +142,7 @@ def results(ds: dm.DataSourceRef, measures: Measures) -> db.Dashboard:
             "% of line rate", "The same answer in % of the line rate of the ports under test."),
         panels.latency_by_frame_size(ds, measures.latency_stats),
         panels.results_table(ds), session_panels.stateful_answers(ds),
+        change_panels.change_answers(ds),
         panels.platform_table(ds), chain_panels.throughput_per_chain(ds)])
 
 

@@ -279,6 +279,16 @@ def synthetic_events() -> list[Event]:
                                                              "rate_pps": 14880952.0,
                                                              "chains_failed": [1]}}))
     events += stateful_events(now)
+    # an answer of each test under change, flattened into nsb_result's fields
+    events.append(ResultReady(TASK_ID, "sc1", iteration=0, frame_size=64,
+                              throughput_pps=5e4, throughput_mbps=33.6, line_rate_pct=0.3,
+                              loss_pct=0.0, latency=None, limited_by="none", trials=3,
+                              profile="reset_time", timestamp=now + 8.5,
+                              extra={"reset": {"reset_time_s": 0.39, "blocked_time_s": 0.39},
+                                     "overload": {"overload_recovery_s": 0.48},
+                                     "neighbour": {"reported_drop_pct": 20.7},
+                                     "mac_learning": {"mac_capacity": 500,
+                                                      "learning_rate_pps": 50000}}))
     for index in range(3):  # a soak's intervals, then PLRsearch's estimate after a trial
         sample = IntervalSample(index, 2.0 * index, 2.0 * index + 2, 2000000, 2000000 - index,
                                 latency=latency)

@@ -77,7 +77,8 @@ def test_the_panels_of_each_dashboard(boards):
     assert titles[RESULTS_UID] == [
         "Throughput vs frame size (packets/s)", "Throughput vs frame size (% of line rate)",
         "Latency vs frame size: task $task_id", "Results per frame size",
-        "Stateful answers (connections and sessions)", "Platform",
+        "Stateful answers (connections and sessions)",
+        "Answers under change (reset, overload, neighbour, MAC)", "Platform",
         "Throughput per service chain (packets/s)"]
     assert titles[TRIALS_UID] == [
         "Offered and received rate per trial", "Search interval (% of line rate)",
@@ -332,3 +333,15 @@ def test_the_chain_panels_read_each_chains_own_points(boards):
     (target,) = per_trial["targets"]
     assert 'FROM "nsb_trial_chain"' in target["query"] and "$timeFilter" in target["query"]
     assert target["alias"] == "chain $tag_chain ($tag_frame_size B)"
+
+
+def test_the_answers_under_change_are_read_where_the_output_writes_them():
+    from nsb.grafana.change_panels import CHANGE_COLUMNS
+    from nsb.outputs.influxdb.points import numeric_fields
+
+    written = numeric_fields({"reset": {"reset_time_s": 0.4, "blocked_time_s": 0.4},
+                              "overload": {"overload_recovery_s": 0.5},
+                              "neighbour": {"reported_drop_pct": 20.0},
+                              "mac_learning": {"mac_capacity": 500,
+                                               "learning_rate_pps": 5e4}})
+    assert {name for name, _, _, _ in CHANGE_COLUMNS} == set(written)

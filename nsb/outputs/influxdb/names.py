@@ -104,6 +104,15 @@ ESTABLISHED_CPS = "established_cps"
 SESSIONS = "sessions"
 DUT_SESSIONS = "dut_sessions"
 GENERATOR_CEILING_CPS = "generator_ceiling_cps"
+# the answers of tests under change, as the result's extra is flattened (``reset`` and
+# its ``reset_time_s``: reset_reset_time_s): reset and blocked time, overload recovery,
+# a noisy neighbour's drop reported, a switch's MAC capacity and learning rate
+RESET_TIME_S = "reset_reset_time_s"
+BLOCKED_TIME_S = "reset_blocked_time_s"
+OVERLOAD_RECOVERY_S = "overload_overload_recovery_s"
+NEIGHBOUR_DROP_PCT = "neighbour_reported_drop_pct"
+MAC_CAPACITY = "mac_learning_mac_capacity"
+MAC_LEARNING_RATE_PPS = "mac_learning_learning_rate_pps"
 
 # nsb_trial_sessions fields (and CPS, CPS_ASKED, DUT_SESSIONS, LOSS_PCT, DURATION_S)
 INTENDED = "intended"
