@@ -17,8 +17,10 @@ nor is one where either answer carries warnings (it was not confirmed).
 
 A stateful answer compares in its own unit: a ``cps`` answer on its connections a
 second, a ``concurrent_sessions`` one on the sessions held (its packets are not what
-was measured); answers of different kinds (frames against connections) are not
-comparable.
+was measured); so do the answers of tests under change: a reset time and a blocked
+time, an overload's recovery, a neighbour's drop (lower is better), a switch's MAC
+capacity and learning rate. Answers of different kinds (frames against connections, a
+reset time against a throughput) are not comparable.
 """
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ METRICS = [
     Metric("cps", "Connections/s", True, 0),
     Metric("sessions", "Sessions", True, 0),
     Metric("dut_sessions", "DUT sessions", True, 0),
+    # answers that are no throughput (nsb.report.summary.OWN_ANSWERS)
+    Metric("reset_time_s", "Reset time (s)", False, 3),
+    Metric("blocked_time_s", "Blocked time (s)", False, 3),
+    Metric("overload_recovery_s", "Overload recovery (s)", False, 3),
+    Metric("neighbour_drop_pct", "Neighbour drop (%)", False, 2),
+    Metric("mac_capacity", "MAC capacity", True, 0),
+    Metric("mac_learning_rate_pps", "MAC learning rate (addresses/s)", True, 0),
 ]
 BY_KEY = {m.key: m for m in METRICS}
 # the numbers a comparison table shows, by the kind of its answers (frames: '')
@@ -56,7 +65,8 @@ TABLE_KEYS = {"": ["throughput_pps", "throughput_mbps", "line_rate_pct"],
               stateful_kpis.CPS: ["cps", "dut_sessions"],
               stateful_kpis.SESSIONS: ["sessions", "dut_sessions"],
               stateful_kpis.STATEFUL_THROUGHPUT: ["throughput_pps", "throughput_mbps",
-                                                  "line_rate_pct"]}
+                                                  "line_rate_pct"],
+              **{kind: list(columns) for kind, columns in summary.OWN_ANSWERS.items()}}
 
 
 def pct_diff(baseline: float | None, other: float | None) -> float | None:

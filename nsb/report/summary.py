@@ -29,10 +29,15 @@ COLUMNS = ["task_id", "scenario", "iteration", "frame_size", "throughput_pps",
            "overload_recovery_s",
            # a tunnel's answer (empty otherwise): frame_size is then the inner frame's
            "outer_frame_size"]
+# answers that are no throughput: the result's key that marks each -> its columns
+OWN_ANSWERS = {"reset": ("reset_time_s", "blocked_time_s"),
+               "overload": ("overload_recovery_s",), "neighbour": ("neighbour_drop_pct",),
+               "mac_learning": ("mac_capacity", "mac_learning_rate_pps")}
 # numbers that are averaged when a scenario ran several iterations
 MEAN_KEYS = [c for c in COLUMNS
              if c.startswith(("throughput", "line_rate", "loss", "latency", "pdv"))
-             or c in stateful_kpis.RESULT_KEYS]
+             or c in stateful_kpis.RESULT_KEYS
+             or any(c in columns for columns in OWN_ANSWERS.values())]
 
 
 def row(task_id: str, result: dict) -> dict:
@@ -91,7 +96,10 @@ def mean_by_frame(task: TaskResults, scenario: str) -> dict[int, dict]:
         for key in MEAN_KEYS:
             values = [r[key] for r in group if r[key] is not None]
             mean[key] = sum(values) / len(values) if values else None
-        mean[stateful_kpis.KIND_FIELD] = group[0][stateful_kpis.KIND_FIELD]
+        # the kind of answer: a stateful one's, or one that is no throughput (a reset)
+        raw = [r for r in task.results_of(scenario) if r["frame_size"] == frame]
+        mean[stateful_kpis.KIND_FIELD] = group[0][stateful_kpis.KIND_FIELD] or next(
+            (kind for kind in OWN_ANSWERS if isinstance(raw[0].get(kind), dict)), None)
         limits = sorted({r["limited_by"] for r in group})
         mean["limited_by"] = ", ".join(limits)
         mean["warnings"] = "; ".join(dict.fromkeys(r["warnings"] for r in group

@@ -10,7 +10,9 @@ warnings) are not the DUT's speed: they are left out, and said to be.
 A stateful answer's point is its own number (a ``cps`` answer's connections a second,
 a ``concurrent_sessions`` answer's sessions held), and its test has that unit where a
 frame answer's has its frame size (``connections/s``, ``sessions``): never one trend
-with frame answers, though all of them were found with 64 B frames.
+with frame answers, though all of them were found with 64 B frames. The answers of tests
+under change (reset time, overload recovery, a neighbour's drop, a MAC capacity) have no
+trend yet: they are left out (``nsb report table`` compares them run against run).
 """
 
 from __future__ import annotations
@@ -114,8 +116,16 @@ def _answers(task_id: str, path: str) -> list[list]:
     stem = test_name(Path(str(task.get("file") or "task")).stem,
                      task_args_tag(task["args"]) if task.get("args") else "")
     return [[*key, point.value, point.left_out, point.time_s, list(point.samples)]
-            for result in doc.get("results") or []
+            for result in doc.get("results") or [] if not _under_change(result)
             for key, point in _points(stem, task_id, result)]
+
+
+def _under_change(result: dict) -> bool:
+    """An answer of a test under change (a reset time, an overload's recovery, a
+    neighbour's drop, a MAC capacity): no throughput, so no point of a trend."""
+    from nsb.report.summary import OWN_ANSWERS
+
+    return any(isinstance(result.get(kind), dict) for kind in OWN_ANSWERS)
 
 
 def test_name(test_case: str, args_tag: str) -> str:

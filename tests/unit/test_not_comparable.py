@@ -4,6 +4,7 @@ the HTML comparison and the SLA gate (exit 5, apart from a missed SLA's 4)."""
 import dataclasses
 import json
 
+import pytest
 from junitparser import JUnitXml, Skipped
 
 from nsb import engine, sla
@@ -147,3 +148,21 @@ def test_the_table_and_the_html_summary_show_an_unconfirmed_answer(tmp_path):
     assert "! 64 B: the confirmation at the answer's rate lost 0.04%" in text
     page = html_tables.summary_table([summary.row("t", record)], "s1")
     assert "<th>Warnings</th>" in page and "lost 0.04%" in page
+
+
+def test_answers_under_change_compare_in_their_own_unit_and_not_with_frames(tmp_path):
+    def reset(seconds):
+        return {**result(64, 50_000), "limited_by": "none",
+                "reset": {"reset_time_s": seconds, "blocked_time_s": seconds}}
+
+    tasks = _tasks(tmp_path, [reset(0.4)], [reset(0.3)])
+    ((_, rows),) = compare.compare_all(tasks)
+    (row,) = rows
+    assert row.kind == "reset" and compare.table_keys(rows) == ["reset_time_s",
+                                                               "blocked_time_s"]
+    assert row.values["reset_time_s"] == [0.4, 0.3]
+    assert row.diff_pct["reset_time_s"] == [pytest.approx(-25.0)]
+    assert compare.verdict(compare.BY_KEY["reset_time_s"], -25.0) == "better"  # shorter
+    mixed = _tasks(tmp_path / "mixed", [reset(0.4)], [result(64, 50_000)])
+    ((_, rows),) = compare.compare_all(mixed)
+    assert not rows[0].comparable(1)
