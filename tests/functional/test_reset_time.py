@@ -103,8 +103,10 @@ def test_a_link_down_for_a_known_time_is_the_gap_by_timestamps(results_conf, tmp
     for trial in doc["trials"]:
         assert trial["verdict"] == "pass" or "lost before the event" in trial["reason"]
     for outage in result["reset"]["trials"]:
-        assert outage["event_s"] == pytest.approx(0.3, abs=0.05)
-        assert outage["timestamp_s"] == pytest.approx(outage["event_s"], abs=2 * step_s)
+        # the event: ip link down, 300 ms, ip link up (each command takes its time, more
+        # on a loaded machine): the link was down at least 300 ms, at most the event
+        assert outage["event_s"] >= 0.3
+        assert 0.3 - 2 * step_s <= outage["timestamp_s"] <= outage["event_s"] + 2 * step_s
         assert outage["frame_loss_s"] <= outage["timestamp_s"] + 2 * step_s
     assert "testpmd0 port down 300 ms" in out
     _timeline_adds_up(doc)
