@@ -36,4 +36,13 @@ def problems(scenario, generator, vnfs: list, profile) -> list[TaskError]:
     if not vnfs:
         return [where.error(f"not applicable: scenario '{scenario.name}' has no DUT that "
                             "learns addresses", "type")]
+    longest = profile.longest_trial_s()
+    for vnf in vnfs:
+        ageing = None if vnf.learns_addresses() else vnf.address_ageing_s()
+        if ageing is not None and longest >= ageing:
+            return [where.error(
+                f"a trial takes up to {longest:,.1f} s, no shorter than {vnf.name}'s ageing "
+                f"time of {ageing:g} s: addresses learned first would age out before they "
+                "are tested (lower max_addresses or raise the rates, or the switch's ageing "
+                "time)", "max_addresses")]
     return []

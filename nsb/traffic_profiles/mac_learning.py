@@ -90,6 +90,15 @@ class MacLearningProfile(TrafficProfile):
                          [n for n in names if n not in (learning, test)])
         return learning, test, monitors
 
+    def longest_trial_s(self) -> float:
+        """The longest trial either search may run: learning, settling and testing."""
+        o = self.options
+        capacity = o["max_addresses"] * (1 / o["learning_pps"] + 1 / o["test_pps"])
+        count = o.get("rate_addresses") or o["max_addresses"] // 2  # at most
+        rate = count * (1 / o["min_learning_pps"] + 1 / o["test_pps"])
+        return o["settle_s"] + max(capacity if "capacity" in o["find"] else 0.0,
+                                   rate if "learning_rate" in o["find"] else 0.0)
+
     def execute(self, measurer: Measurer) -> None:
         names = [iface.name for iface in measurer.generator.ports]
         learning, test, monitors = self.ports(names)

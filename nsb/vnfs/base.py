@@ -153,6 +153,10 @@ class Vnf(Plugin):
         floods unknown destinations), else why it is not, in words."""
         return f"{self.spec.type} forwards by its own rules; it does not learn addresses"
 
+    def address_ageing_s(self) -> float | None:
+        """Seconds it keeps a learned address unused (None: it does not say)."""
+        return None
+
     def flush_addresses(self) -> None:
         """Forget every learned address (before each address-learning trial)."""
         raise NotImplementedError(f"{type(self).__name__} learns no addresses")

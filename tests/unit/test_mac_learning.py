@@ -118,8 +118,17 @@ def _scenario(vnfs, **options):
     return address_checks.problems(SimpleNamespace(name="s"), generator, vnfs, profile)
 
 
-def _vnf(name, why):
-    return SimpleNamespace(name=name, learns_addresses=lambda: why)
+def _vnf(name, why, ageing=300.0):
+    return SimpleNamespace(name=name, learns_addresses=lambda: why,
+                           address_ageing_s=lambda: ageing)
+
+
+def test_trials_longer_than_the_switch_s_ageing_time_are_refused():
+    # 16,384 addresses learned at 5,000/s and tested at 5,000/s: 6.8 s a trial; the
+    # learning-rate search's 8,192 at 500/s: 0.2 + 8,192 / 500 + 8,192 / 5,000 = 18.2 s
+    (error,) = _scenario([_vnf("ovs0", "", ageing=15.0)])
+    assert "ovs0" in str(error) and "15 s" in str(error) and "18.2 s" in str(error)
+    assert _scenario([_vnf("ovs0", "", ageing=15.0)], find=["capacity"]) == []
 
 
 def test_a_dut_that_does_not_learn_is_not_applicable_in_one_line():

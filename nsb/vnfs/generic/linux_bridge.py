@@ -103,6 +103,9 @@ class LinuxBridgeVnf(Vnf):
     def learns_addresses(self) -> str:
         return ""
 
+    def address_ageing_s(self) -> float | None:
+        return float(self.options["ageing_time_s"])
+
     def flush_addresses(self) -> None:
         self.executor.run(["ip", "link", "set", self.bridge, "type", "bridge", "fdb_flush"])
 

@@ -349,6 +349,9 @@ class OvsVnf(Vnf):
         return "" if self.options["flows"] == "normal" else (
             f"its flows are '{self.options['flows']}' rules; with flows: normal it learns")
 
+    def address_ageing_s(self) -> float | None:
+        return float(self.options.get("mac_aging_time") or 300)  # OVS's default
+
     def flush_addresses(self) -> None:
         """Its table emptied and its datapath's cached flows purged: a flow cached from
         the last trial forwards without the slow path, which is where OVS learns (seen
