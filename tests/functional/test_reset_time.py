@@ -27,13 +27,14 @@ def _lab():
 # OVS-DPDK on DPDK af_packet ports (veth): they drop what a stopped OVS cannot take, as
 # a NIC does (over vhost-user TRex would wait instead: the test after this one)
 @pytest.mark.parametrize("dut,vnf,pause_s,args", [
-    ("testpmd", "testpmd0", 0.4, {}), ("ovs", "ovs0", 0.3, {}),
+    ("testpmd", "testpmd0", 0.4, {}),
+    pytest.param("ovs", "ovs0", 0.3, {}, marks=pytest.mark.slow),  # OVS-DPDK's in make test
     ("ovs_dpdk", "ovs0", 0.3, {"link": "veth"})])
 def test_a_known_pause_is_the_reset_time_by_every_method(results_conf, tmp_path, dut, vnf,
                                                          pause_s, args):
     step_s = 0.05
     proc = start(results_conf, {"dut": dut, "pause_ms": pause_s * 1000, "interval_s": step_s,
-                                "trials": 3, "duration_s": 4, "rate_pps": 20000, **args},
+                                "trials": 2, "duration_s": 4, "rate_pps": 20000, **args},
                  task=SAMPLE, env=env_with_trex())
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
@@ -119,15 +120,15 @@ L3FWD = Path(os.environ.get("NSB_DPDK_APPS") or ROOT.parent / "shared" / "tools"
 
 @pytest.mark.parametrize("dut,signal,args", [
     ("testpmd", "KILL", {}), ("ovs_dpdk", "TERM", {"link": "veth"}),
-    ("l3fwd", "TERM", {"l3fwd_path": str(L3FWD)})])
+    pytest.param("l3fwd", "TERM", {"l3fwd_path": str(L3FWD)}, marks=pytest.mark.slow)])
 def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_path, dut,
                                                            signal, args):
-    if dut == "l3fwd" and not os.access(L3FWD, os.X_OK):
-        pytest.skip(f"no DPDK l3fwd at {L3FWD} (set NSB_DPDK_APPS)")
     """A planned (SIGTERM) or unplanned (SIGKILL) restart under load: the DUT forwards
     nothing from the signal until it is ready again (OVS-DPDK with its flows restored),
-    so the outage is there, no longer than the restart took, by both methods alike;
+    so the outage is there, no longer than the restart took, by either method;
     every frame comes back; the restarted DUT is given back at the end."""
+    if dut == "l3fwd" and not os.access(L3FWD, os.X_OK):
+        pytest.skip(f"no DPDK l3fwd at {L3FWD} (set NSB_DPDK_APPS)")
     step_s = 0.05
     proc = start(results_conf, {"dut": dut, "restart": signal, "interval_s": step_s,
                                 "duration_s": 6, "rate_pps": 20000, **args},
@@ -141,8 +142,11 @@ def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_pat
         assert "lost before the event" in trial["reason"], trial["reason"]
     else:
         (outage,) = result["reset"]["trials"]
-        assert 0 < outage["frame_loss_s"] <= outage["event_s"] + 2 * step_s, outage
-        assert outage["timestamp_s"] == pytest.approx(outage["frame_loss_s"], abs=2 * step_s)
+        # nothing is forwarded from the signal until the DUT is ready again; frames its
+        # rings held meanwhile come out after (l3fwd holds many), so the frame-loss
+        # method reads at most the timestamp method, which reads at most the restart
+        assert 0 < outage["frame_loss_s"] <= outage["timestamp_s"] + 2 * step_s, outage
+        assert outage["timestamp_s"] <= outage["event_s"] + 2 * step_s, outage
         assert outage["recovered"]
     assert f"restarted (SIG{signal})" in out
     _timeline_adds_up(doc)

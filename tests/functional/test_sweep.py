@@ -26,6 +26,7 @@ def _figure(page: str, chart_id: str) -> dict:
     return {"data": json.loads(found.group(1))}
 
 
+@pytest.mark.slow  # 75 s of lab runs; the sweep's expansion and charts are unit-tested
 def test_three_point_sweep_runs_as_one_task_and_draws_its_scaling(results_conf, tmp_path):
     before = snapshot()
     args = {"generator": "trafgen", "packet_sizes": [64], "duration_s": 1,

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from tests.conftest import requires_root
 from tests.functional.lab import NSB, leftovers
 from tests.functional.trex_lab import env_with_trex, requires_trex
@@ -66,6 +68,7 @@ def nsb(results_conf, *argv) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600, env=env_with_trex())
 
 
+@pytest.mark.slow  # 80 s of lab runs; the trend's detection is unit-tested (test_trend*)
 def test_a_slower_dut_in_the_lab_history_is_a_regression_found_at_its_first_run(
         results_conf, tmp_path):
     requires_root()
