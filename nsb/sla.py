@@ -41,24 +41,20 @@ from nsb.frames import shown
 from nsb.report import summary
 from nsb.report.compare import generator_limited
 
+# metrics of answers that are no throughput -> the result's key that marks them (their
+# summary columns, nsb.report.summary.OWN_ANSWERS): a reset_time or reconfig answer's
+# mean outage by frame loss, an overload's recovery, a noisy_neighbour answer's drop (0
+# when within the runs' spread), a switch's MAC capacity and learning rate
+OWN_ANSWER_METRICS = {column: kind for kind, columns in summary.OWN_ANSWERS.items()
+                      for column in columns}
 # SLA metric -> the summary column it reads (nsb.report.summary.row)
 METRICS: dict[str, str] = {
     "ndr_pps": "throughput_pps", "ndr_mbps": "throughput_mbps",
     "line_rate_pct": "line_rate_pct", "loss_pct": "loss_pct",
     **{f"latency_{key}": f"latency_{key.replace('.', '_')}" for key in summary.LATENCY_KEYS},
     "cps": "cps", "sessions": "sessions", "dut_sessions": "dut_sessions",
-    "reset_time_s": "reset_time_s", "blocked_time_s": "blocked_time_s",
-    "neighbour_drop_pct": "neighbour_drop_pct",
-    "mac_capacity": "mac_capacity", "mac_learning_rate_pps": "mac_learning_rate_pps",
-    "overload_recovery_s": "overload_recovery_s",
+    **{column: column for column in OWN_ANSWER_METRICS},
 }
-# metrics of answers that are no throughput -> the result's key that marks them: a
-# reset_time or reconfig answer's mean outage by frame loss, a noisy_neighbour answer's
-# drop (0 when within the runs' spread)
-OWN_ANSWER_METRICS = {"reset_time_s": "reset", "blocked_time_s": "reset",
-                      "neighbour_drop_pct": "neighbour", "mac_capacity": "mac_learning",
-                      "mac_learning_rate_pps": "mac_learning",
-                      "overload_recovery_s": "overload"}
 REGRESSION = "regression_pct"  # % below the baseline's NDR (negative: faster)
 # stateful metrics -> the answers they apply to (their kinds); None: every stateful one
 STATEFUL_METRICS: dict[str, tuple[str, ...] | None] = {

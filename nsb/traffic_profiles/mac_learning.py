@@ -102,17 +102,18 @@ class MacLearningProfile(TrafficProfile):
     def execute(self, measurer: Measurer) -> None:
         names = [iface.name for iface in measurer.generator.ports]
         learning, test, monitors = self.ports(names)
-        for frame in self.frame_sizes:
-            def load(count: int, pps: float) -> AddressLoad:
-                return AddressLoad(count, pps, self.options["test_pps"], learning, test,
-                                   monitors, settle_s=self.options["settle_s"])
-            self._frame(measurer, frame, load)
 
-    def _frame(self, measurer: Measurer, frame: Frame, load) -> None:
+        def load(count: int, pps: float) -> AddressLoad:
+            return AddressLoad(count, pps, self.options["test_pps"], learning, test,
+                               monitors, settle_s=self.options["settle_s"])
+
+        for frame in self.frame_sizes:
+            self._frame(measurer, frame, load, {"learning_port": learning, "test_port": test,
+                                                "monitor_ports": list(monitors)})
+
+    def _frame(self, measurer: Measurer, frame: Frame, load, answer: dict) -> None:
+        """Both searches at ``frame``; ``answer`` (the ports so far) gets their numbers."""
         o = self.options
-        answer: dict = {"learning_port": load(1, 1).learning_port,
-                        "test_port": load(1, 1).test_port,
-                        "monitor_ports": list(load(1, 1).monitor_ports)}
         best = limited = None
         if "capacity" in o["find"]:
             best, limited = self._capacity(measurer, frame, load, answer)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 
 from nsb.intervals import IntervalSample
-from nsb.traffic_profiles.judges import FAIL, GENERATOR_LIMITED, PASS
+from nsb.traffic_profiles.judges import FAIL, PASS
 from nsb.traffic_profiles.measurer import Measurer
 from nsb.traffic_profiles.overload_timeline import Recovery, analyse, record
-from nsb.traffic_profiles.reset_time import ResetTimeProfile
+from nsb.traffic_profiles.reset_time import ResetTimeProfile, not_happened, not_steady
 from nsb.traffic_profiles.reset_timeline import spread
 from nsb.trial import TrialResult
 
@@ -76,24 +76,22 @@ class OverloadRecoveryProfile(ResetTimeProfile):
 def _judged(result: TrialResult, intervals: list[IntervalSample], happened,
             o: dict) -> tuple:
     """The trial's verdict, its reason and its recovery (a list of one, or none)."""
-    if happened is None:
-        return FAIL, "the overload did not happen (the traffic ended first)", []
-    if happened.error:
-        return FAIL, f"the overload failed: {happened.error}", []
+    if failed := not_happened(happened, "overload"):
+        return failed
     recovery = analyse(intervals, happened.start_s, happened.end_s, o["warmup_s"],
                        o["latency_margin_pct"])
-    if recovery.lost_before > recovery.sent_before * o["tolerated_loss_pct"] / 100:
-        return FAIL, (f"{recovery.lost_before:,} of {recovery.sent_before:,} frames lost "
-                      "before the overload: the steady rate is not loss-free, lower it"), []
-    if result.generator_limited:
-        return GENERATOR_LIMITED, (f"the generator could not keep the rate "
-                                   f"({result.generator_note})"), []
+    if unknown := not_steady(result, recovery.lost_before, recovery.sent_before, o,
+                             "overload"):
+        return unknown
     limit = o["recovery_limit_s"]
-    late = [name for name, value in (("frames were lost", recovery.loss_recovery_s),
-                                     ("latency was high", recovery.latency_recovery_s))
-            if (value is None and (name.startswith("frames") or
-                                   recovery.latency_before_us is not None))
-            or (value is not None and value > limit)]
+
+    def too_late(seconds: float | None) -> bool:
+        return seconds is None or seconds > limit
+
+    late = [what for what, is_late in (
+        ("frames were lost", too_late(recovery.loss_recovery_s)),
+        ("latency was high", recovery.latency_before_us is not None
+         and too_late(recovery.latency_recovery_s))) if is_late]
     if late:
         return FAIL, f"not recovered: {' and '.join(late)} {limit:g} s after the overload", \
             [recovery]

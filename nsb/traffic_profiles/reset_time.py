@@ -157,23 +157,39 @@ class ResetTimeProfile(SoakProfile):
         return done, found
 
 
-def _judged(result: TrialResult, intervals: list[IntervalSample], happened,
-            o: dict) -> tuple:
-    """The trial's verdict, its reason and its outage (a list of one, or none)."""
+def not_happened(happened, noun: str) -> tuple | None:
+    """(FAIL, why, []) when the trial's event did not happen or failed, else None."""
     if happened is None:
-        return FAIL, "the event did not happen (the traffic ended first)", []
+        return FAIL, f"the {noun} did not happen (the traffic ended first)", []
     if happened.error:
-        return FAIL, f"the event failed: {happened.error}", []
-    outage = analyse(intervals, happened.start_s, happened.end_s, result.trial.rate_pps,
-                     o["warmup_s"])
-    # no outage of the DUT's is known from these two: the trial answers nothing
-    if outage.lost_before > outage.sent_before * o["tolerated_loss_pct"] / 100:
-        return FAIL, (f"{outage.lost_before:,} of {outage.sent_before:,} frames lost before "
-                      f"the event (tolerated: {o['tolerated_loss_pct']:g} %): the rate is not "
+        return FAIL, f"the {noun} failed: {happened.error}", []
+    return None
+
+
+def not_steady(result: TrialResult, lost_before: int, sent_before: int, o: dict,
+               noun: str) -> tuple | None:
+    """(verdict, why, []) when no outage of the DUT's is known from the trial: frames
+    were lost before the event (the rate is not loss-free), or the generator did not
+    keep the rate; else None."""
+    if lost_before > sent_before * o["tolerated_loss_pct"] / 100:
+        return FAIL, (f"{lost_before:,} of {sent_before:,} frames lost before the {noun} "
+                      f"(tolerated: {o['tolerated_loss_pct']:g} %): the rate is not "
                       "loss-free, lower it"), []
     if result.generator_limited:
         return GENERATOR_LIMITED, (f"the generator could not keep the rate "
                                    f"({result.generator_note})"), []
+    return None
+
+
+def _judged(result: TrialResult, intervals: list[IntervalSample], happened,
+            o: dict) -> tuple:
+    """The trial's verdict, its reason and its outage (a list of one, or none)."""
+    if failed := not_happened(happened, "event"):
+        return failed
+    outage = analyse(intervals, happened.start_s, happened.end_s, result.trial.rate_pps,
+                     o["warmup_s"])
+    if unknown := not_steady(result, outage.lost_before, outage.sent_before, o, "event"):
+        return unknown
     if not _within(outage, o["recovery_limit_s"]):
         return FAIL, (f"not recovered: frames were still lost "
                       f"{o['recovery_limit_s']:g} s after the event"), [outage]

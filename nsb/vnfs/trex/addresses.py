@@ -1,7 +1,7 @@
 """An address-learning trial (nsb.addresses) on TRex's stateless ports: the test port's
 own frame, the learning burst, then the test burst, each a single burst of exactly its
 frames with the MAC counted up by TRex's field engine; every port's counters read once
-its receive counters rest after each phase.
+every port's receive counters rest after each phase (the generator's drain).
 
 The learning burst's pace is read from TRex's own tx counter every 10 ms while it runs
 (nsb.counter_span): a burst of 0.2 s or more that went slower than asked is the
@@ -16,9 +16,9 @@ from nsb import counter_span, frames
 from nsb.addresses import AddressCounts, flooded_per_port
 from nsb.errors import RunError
 from nsb.trial import Trial, TrialResult
+from nsb.vnfs.trex.send_clock import MIN_SPAN_S, POLL_S  # a pace over less is no pace
+from nsb.vnfs.trex.streams import padded
 
-POLL_S = 0.01
-MIN_SPAN_S = 0.2  # the learning burst's pace is known from this long on
 BROADCAST = "ff:ff:ff:ff:ff:ff"
 SRC_MAC_LOW = 8  # byte offset of the source MAC's last four bytes
 DST_MAC_LOW = 2  # of the destination MAC's
@@ -73,8 +73,7 @@ def _frames(api, src: str, dst: str, size: int, count: int = 1, vary_at: int = 0
     MAC at ``vary_at`` counts up from the given one, one step a frame."""
     base = api.Ether(src=src, dst=dst) / api.IP(src="198.18.0.1", dst="198.19.0.1") / \
         api.UDP(sport=1024, dport=1024)
-    pad = max(0, size - 4 - len(base))
-    packet = base / api.Raw(b"\x00" * pad) if pad else base
+    packet = padded(api, base, size)
     vm = None
     if count > 1:
         low = int((src if vary_at == SRC_MAC_LOW else dst).replace(":", "")[4:], 16)
@@ -114,20 +113,7 @@ def _send(gen, port: int, packet, count: int, pps: float,
         readings.append((time.monotonic() - asked,
                          int(client.get_stats(ports=[port])[port]["opackets"])))
     span = counter_span.span_s(readings, count) if timed else None
-    # a burst of a few tens of ms spans too few readings to time (send_clock's rule)
-    return _rested(gen, every), (count / span if span and span >= MIN_SPAN_S else None)
+    # a burst of a few tens of ms spans too few readings to time
+    return gen._drain(every, watched=every), (
+        count / span if span and span >= MIN_SPAN_S else None)
 
-
-def _rested(gen, ports: list[int]) -> dict:
-    """Every port's counters once the receive counters stop moving (TRex's drain
-    options: ``drain_quiet_s`` apart, up to ``drain_timeout_s``)."""
-    quiet = gen.options["drain_quiet_s"]
-    deadline = time.monotonic() + gen.options["drain_timeout_s"]
-    last = gen.client.get_stats(ports=ports)
-    while time.monotonic() < deadline:
-        time.sleep(quiet)
-        now = gen.client.get_stats(ports=ports)
-        if all(now[p]["ipackets"] == last[p]["ipackets"] for p in ports):
-            return now
-        last = now
-    return last

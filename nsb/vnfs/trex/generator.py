@@ -365,16 +365,18 @@ class TrexTrafficGen(TrafficGen):
                                     rx_delay_ms=self.options["rx_delay_ms"])
         return pace
 
-    def _drain(self, ports: list[int]) -> dict:
-        """Port counters once the receive counters rest ``drain_quiet_s`` (or at the
-        drain timeout): nothing in flight is counted as lost."""
+    def _drain(self, ports: list[int], watched: list[int] | None = None) -> dict:
+        """Port counters once the receive counters of ``watched`` (default: the trial's
+        receiving ports) rest ``drain_quiet_s`` (or at the drain timeout): nothing in
+        flight is counted as lost."""
+        watched = self.rx_ports if watched is None else watched
         quiet, deadline = self.options["drain_quiet_s"], \
             time.monotonic() + self.options["drain_timeout_s"]
         last = self.client.get_stats(ports=ports)
         while time.monotonic() < deadline:
             time.sleep(quiet)
             now = self.client.get_stats(ports=ports)
-            if stats.received(now, self.rx_ports) == stats.received(last, self.rx_ports):
+            if stats.received(now, watched) == stats.received(last, watched):
                 return now
             last = now
         return last
