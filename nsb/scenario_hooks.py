@@ -10,6 +10,7 @@ from typing import Protocol
 
 from nsb import neighbours, vnf_events
 from nsb.contexts.base import Context
+from nsb.dut_feed import DutWatch
 from nsb.errors import RunError
 from nsb.event_bus import EventBus
 from nsb.events import KpiSample
@@ -92,6 +93,11 @@ class ScenarioHooks(TrialHooks):
         except Exception as exc:  # noqa: BLE001  (an unreadable counter: no path)
             LOG.warning("the trial's path could not be laid out: %s", exc)
             return None
+
+    def watch_duts(self, interval_s: float) -> DutWatch:
+        feeds = [(vnf.name, vnf.executor, feed) for vnf in self.scenario.vnfs
+                 if (feed := vnf.counter_feed()) is not None]
+        return DutWatch(feeds, interval_s)
 
     def perform(self, event: dict) -> None:
         vnf_events.target(self.scenario.vnfs, event).perform_event(event)

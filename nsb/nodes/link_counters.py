@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import json
 
+from nsb.dut_feed import CounterFeed
 from nsb.errors import RunError
 from nsb.executors.base import Executor
 from nsb.port_counts import PortCount
 
+COMMAND = ["ip", "-s", "-j", "link", "show"]
+
 
 def read(executor: Executor) -> dict[str, dict[str, int]]:
     """``{ifname: {"rx_packets", "tx_packets", "rx_dropped", "tx_dropped"}}``."""
-    result = executor.run(["ip", "-s", "-j", "link", "show"], timeout=10)
+    result = executor.run(COMMAND, timeout=10)
     try:
-        links = json.loads(result.stdout)
+        return parse(result.stdout)
     except json.JSONDecodeError:
         raise RunError(f"{executor.name}: cannot parse 'ip -s -j link' output") from None
+
+
+def parse(text: str) -> dict[str, dict[str, int]]:
+    """``ip -s -j link show``'s output as read() gives it (JSONDecodeError: not that)."""
+    links = json.loads(text)
     counters = {}
     for link in links:
         stats = link.get("stats64") or link.get("stats") or {}
@@ -30,10 +38,21 @@ def read(executor: Executor) -> dict[str, dict[str, int]]:
 def port_counts(executor: Executor, names: list[str]) -> dict[str, PortCount]:
     """The kernel's counters of interfaces ``names`` as port counts (received, sent,
     dropped either way); interfaces the node does not have are left out."""
-    counters = read(executor)
-    return {name: PortCount(c["rx_packets"], c["tx_packets"],
+    return as_counts(read(executor), {name: name for name in names})
+
+
+def as_counts(counters: dict[str, dict[str, int]], devices: dict[str, str]
+              ) -> dict[str, PortCount]:
+    """The counters of ``devices`` (port name -> the kernel's interface) as port counts."""
+    return {port: PortCount(c["rx_packets"], c["tx_packets"],
                             {"rx_dropped": c["rx_dropped"], "tx_dropped": c["tx_dropped"]})
-            for name in names if (c := counters.get(name)) is not None}
+            for port, device in devices.items() if (c := counters.get(device)) is not None}
+
+
+def feed(devices: dict[str, str]) -> CounterFeed:
+    """The kernel's counters of ``devices`` (port name -> interface) read during a trial
+    (nsb.dut_feed): one ``ip -s -j link`` a reading."""
+    return CounterFeed("command", COMMAND, lambda text: as_counts(parse(text), devices))
 
 
 def delta(before: dict, after: dict, ifname: str, key: str) -> int:

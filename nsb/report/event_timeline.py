@@ -27,15 +27,32 @@ def section(results: list[dict], intervals: list[dict], prefix: str, chart) -> s
                 mine = [s for s in intervals if s.get("trial_index") == trial.get("trial_index")]
                 if not mine:
                     continue
-                out.append(chart(timeline_chart(mine, trial[start], trial[end], name,
-                                                f"Trial {trial['trial_index']}: {name} at "
-                                                f"{trial[start]:.2f}-{trial[end]:.2f} s"),
+                fig = timeline_chart(mine, trial[start], trial[end], name,
+                                     f"Trial {trial['trial_index']}: {name} at "
+                                     f"{trial[start]:.2f}-{trial[end]:.2f} s")
+                add_duts(fig, trial.get("duts") or {})
+                out.append(chart(fig,
                                  f"{prefix}-event{r_index}-{trial['trial_index']}-chart",
                                  "event-timeline"))
     if not out:
         return ""
     return ("<h4>Timeline of each trial, the event marked</h4>"
             f'<div class="charts">{"".join(out)}</div>')
+
+
+def add_duts(fig: go.Figure, duts: dict) -> None:
+    """Each DUT's own sending rate, by its counters read during the trial (dotted)."""
+    for name, seen in duts.items():
+        readings = seen.get("readings") or []
+        x, y, before = [], [], None
+        for end_s, _, sent in readings:
+            if before is not None and end_s > before:
+                x.append((before + end_s) / 2)
+                y.append(sent / (end_s - before))
+            before = end_s
+        if x:
+            fig.add_trace(go.Scatter(x=x, y=y, name=f"{name} sent pps (its own counters)",
+                                     mode="lines", line={"dash": "dot"}))
 
 
 def timeline_chart(intervals: list[dict], start_s: float, end_s: float, name: str,

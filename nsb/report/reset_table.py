@@ -4,7 +4,8 @@ event, the rate it ran at and the outage by each method, mean and spread of N tr
 from __future__ import annotations
 
 HEADERS = ["Frame (B)", "Rate (pps)", "Event", "Trials", "Reset time, frame loss (s)",
-           "Reset time, timestamps (s)", "Every frame back after (s)", "Recovered"]
+           "Reset time, timestamps (s)", "Every frame back after (s)", "Recovered",
+           "DUT's own silence (s)"]
 
 
 def is_reset(result: dict) -> bool:
@@ -41,5 +42,6 @@ def rows(results: list[dict]) -> list[list[str]]:
                     str(len(reset.get("trials", []))), spread_text(reset.get("frame_loss_s")),
                     spread_text(reset.get("timestamp_s")),
                     spread_text(reset.get("full_rate_back_s")),
-                    "yes" if reset.get("recovered") else "no"])
+                    "yes" if reset.get("recovered") else "no",
+                    spread_text(reset.get("dut_silent_s"))])
     return out

@@ -14,7 +14,13 @@ from nsb.intervals import IntervalSample
 from nsb.traffic_profiles import common, soak_run
 from nsb.traffic_profiles.judges import FAIL, GENERATOR_LIMITED, PASS
 from nsb.traffic_profiles.measurer import Measurer, SearchPoint
-from nsb.traffic_profiles.reset_timeline import ResetTime, analyse, record, spread
+from nsb.traffic_profiles.reset_timeline import (
+    ResetTime,
+    analyse,
+    dut_view,
+    record,
+    spread,
+)
 from nsb.traffic_profiles.soak import RATE_KEYS, SoakProfile
 from nsb.trial import Trial, TrialResult
 
@@ -72,6 +78,7 @@ class ResetTimeProfile(SoakProfile):
 
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
+        self._dut_views: dict[int, dict] = {}  # by trial index: nsb.dut_feed's view
         if options["warmup_s"] >= options["event_at_s"]:
             raise spec.options_where.error(
                 f"warmup_s {options['warmup_s']:g} does not end before the event at "
@@ -100,10 +107,12 @@ class ResetTimeProfile(SoakProfile):
         passed = all(d.verdict == PASS for d in verdicts) and len(verdicts) == o["trials"]
         limited = LimitedBy.NONE if passed else LimitedBy.GENERATOR if any(
             d.verdict == GENERATOR_LIMITED for d in verdicts) else LimitedBy.DUT
+        answer = with_dut_views(self.answer(found, pps), self._dut_views,
+                                (self.options.get("event") or {}).get("vnf"))
         measurer.result_ready(
             frame, verdicts[-1].result if passed else None, self.speed_gbps, limited,
             len(verdicts), self.spec.type,
-            extra={"offered_pps": pps, self.ANSWER_KEY: self.answer(found, pps)})
+            extra={"offered_pps": pps, self.ANSWER_KEY: answer})
 
     def answer(self, found: list, pps: float) -> dict:
         """The frame size's answer from its trials' outages ((trial index, outage))."""
@@ -139,15 +148,23 @@ class ResetTimeProfile(SoakProfile):
                                          lambda: measurer.generator.traffic_started)
         send = soak_run.sender(measurer.generator, float(o["interval_s"]), on_interval,
                                measurer.should_stop)
+        watch = measurer.hooks.watch_duts(float(o["interval_s"]))
         found: list = []
 
         def run(t: Trial) -> TrialResult:
-            with scheduled:
+            with watch, scheduled:
                 return send(t)
 
         def judge(result: TrialResult):
-            verdict, reason, seen = self.judged(result, intervals, scheduled.happened)
+            happened = scheduled.happened
+            verdict, reason, seen = self.judged(result, intervals, happened)
             found.extend((index, item) for item in seen)
+            if happened is not None:
+                self._dut_views[index] = {
+                    name: dut_view(timeline, happened.start_s, trial.duration_s,
+                                   o["warmup_s"])
+                    for name, timeline in watch.timelines(
+                        measurer.generator.traffic_started).items()}
             return verdict, reason
 
         done = measurer.measure(trial, SearchPoint(pct, pct, pct, o["trials"] - number,
@@ -197,6 +214,21 @@ def _judged(result: TrialResult, intervals: list[IntervalSample], happened,
     return PASS, (f"reset time {outage.frame_loss_s:.3f} s by frame loss, {shown} s by "
                   f"timestamps; every frame arrived again {outage.full_rate_back_s:.3f} s "
                   "after the event"), [outage]
+
+
+def with_dut_views(answer: dict, views: dict[int, dict], vnf: str | None) -> dict:
+    """``answer`` with what the DUTs' own counters saw in each of its trials, and the
+    spread of the event's VNF's own silence (``dut_silent_s``) when it was read."""
+    silences = []
+    for trial in answer.get("trials", []):
+        trial["duts"] = views.pop(trial["trial_index"], {})
+        seen = trial["duts"].get(vnf or "", {}).get("silent_s")
+        if seen is not None:
+            silences.append(seen)
+    views.clear()
+    if silences:
+        answer["dut_silent_s"] = spread(silences)
+    return answer
 
 
 def _within(outage: ResetTime, limit_s: float) -> bool:

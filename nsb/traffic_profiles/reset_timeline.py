@@ -151,3 +151,42 @@ def record(reset: ResetTime) -> dict:
             "timestamp_s": reset.timestamp_s, "full_rate_back_s": reset.full_rate_back_s,
             "recovered": reset.recovered, "interval_s": reset.interval_s,
             "sent_packets": reset.sent_packets, "loss_ratio": reset.loss_ratio}
+
+
+def dut_view(timeline: list[IntervalSample], event_start_s: float, duration_s: float,
+             warmup_s: float) -> dict:
+    """The outage as the DUT's own counters saw it (nsb.dut_feed's timeline): frames
+    that arrived at its ports and frames it sent over the trial, and by timestamps its
+    own last frame sent before the event to its first after (``silent_s``), read at
+    its readings' resolution. Readings after the traffic's end are the drain's only."""
+    during = [s for s in timeline if s.start_s >= warmup_s and s.end_s <= duration_s]
+    before = [s for s in during if s.end_s <= event_start_s]
+    after = [s for s in during if s.end_s > event_start_s]
+    span = sum(s.end_s - s.start_s for s in before)
+    sending = sum(s.rx_packets for s in before) / span if span > 0 else 0.0
+    return {"arrived": sum(s.tx_packets for s in timeline),
+            "sent": sum(s.rx_packets for s in timeline),
+            "sent_pps_before_event": sending,
+            "silent_s": _silent_s(before[-1:], after, sending) if sending else None,
+            "readings": [[round(s.end_s, 4), s.tx_packets, s.rx_packets] for s in timeline]}
+
+
+def _silent_s(edge_before: list[IntervalSample], after: list[IntervalSample],
+              rate_pps: float) -> float | None:
+    """The timestamp method on a DUT's own readings: the first stretch after the event
+    of readings under half the rate (a DUT stopped while read answers late, in one
+    long reading that sent a little), their idle shares and their edges'; without
+    one, the idle shares of the first two readings. The stretch may begin after the
+    event's start: an event sent over SSH reaches the DUT a round trip later."""
+    if not any(s.rx_packets for s in after):
+        return None
+    short = [i for i, s in enumerate(after)
+             if s.rx_packets < 0.5 * rate_pps * (s.end_s - s.start_s)]
+    if not short:
+        return sum(_idle_s(s, rate_pps) for s in after[:2])
+    first = last = short[0]
+    while last + 1 < len(after) and last + 1 in short:
+        last += 1
+    edges = (after[first - 1:first] if first else edge_before) + after[last + 1:last + 2]
+    return sum(_idle_s(s, rate_pps) for s in after[first:last + 1] + edges)
+

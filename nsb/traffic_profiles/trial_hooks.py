@@ -4,6 +4,7 @@ run's)."""
 
 from __future__ import annotations
 
+from nsb.dut_feed import DutWatch
 from nsb.frames import Frame
 from nsb.loss_budget import TrialPaths
 from nsb.trial import TrialResult
@@ -40,6 +41,11 @@ class TrialHooks:
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         """Figures added to the result of a frame size (``ResultReady.extra``)."""
         return {}
+
+    def watch_duts(self, interval_s: float) -> DutWatch:
+        """The DUTs' own port counters read every ``interval_s`` while a trial runs
+        (a context around the trial; nsb.dut_feed)."""
+        return DutWatch([], interval_s)
 
     def perform(self, event: dict) -> None:
         """Perform ``event`` (nsb.vnf_events) on its VNF now, returning when it is over."""

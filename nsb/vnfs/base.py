@@ -20,6 +20,7 @@ from nsb.trial import Trial, TrialResult
 from nsb.vnfs import memif_servers
 
 if TYPE_CHECKING:
+    from nsb.dut_feed import CounterFeed
     from nsb.executors.base import Process
 
 
@@ -127,6 +128,11 @@ class Vnf(Plugin):
         ``collect_kpi`` read after a trial: what it received, sent and dropped there.
         None by default: its ports are blind, unless the node's kernel counts them."""
         return {}
+
+    def counter_feed(self) -> CounterFeed | None:
+        """How its port counters are read while a trial runs (nsb.dut_feed), every
+        interval of a timed trial; None: only after each trial."""
+        return None
 
     def result_kpis(self, frame_size: Frame, throughput_pps: float) -> dict:
         """Figures this VNF adds to each frame size's result (e.g. switching operations)."""

@@ -63,6 +63,7 @@ def test_a_known_pause_is_the_reset_time_by_every_method(results_conf, tmp_path,
     assert reset["frame_loss_s"]["trials"] == len(reset["trials"])
     assert reset["reset_time_s"] == pytest.approx(reset["frame_loss_s"]["mean"])
     _timeline_adds_up(doc)
+    _dut_saw(doc, vnf, pause_s)
     if dut == "testpmd":
         _testpmd_counted(doc)
     assert "Reset time, frame loss (s)" in out and f"{vnf} paused {pause_s * 1000:g} ms" in out
@@ -118,8 +119,13 @@ L3FWD = Path(os.environ.get("NSB_DPDK_APPS") or ROOT.parent / "shared" / "tools"
              "dpdk-apps") / "l3fwd"
 
 
+PROX = Path(os.environ.get("NSB_PROX_PATH") or ROOT.parent / "shared" / "tools" / "prox" /
+            "prox")
+
+
 @pytest.mark.parametrize("dut,signal,args", [
     ("testpmd", "KILL", {}), ("ovs_dpdk", "TERM", {"link": "veth"}),
+    ("prox", "KILL", {"prox_path": str(PROX)}),
     pytest.param("l3fwd", "TERM", {"l3fwd_path": str(L3FWD)}, marks=pytest.mark.slow)])
 def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_path, dut,
                                                            signal, args):
@@ -129,6 +135,8 @@ def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_pat
     every frame comes back; the restarted DUT is given back at the end."""
     if dut == "l3fwd" and not os.access(L3FWD, os.X_OK):
         pytest.skip(f"no DPDK l3fwd at {L3FWD} (set NSB_DPDK_APPS)")
+    if dut == "prox" and not os.access(PROX, os.X_OK):
+        pytest.skip(f"no PROX at {PROX} (set NSB_PROX_PATH)")
     step_s = 0.05
     proc = start(results_conf, {"dut": dut, "restart": signal, "interval_s": step_s,
                                 "duration_s": 6, "rate_pps": 20000, **args},
@@ -148,6 +156,12 @@ def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_pat
         assert 0 < outage["frame_loss_s"] <= outage["timestamp_s"] + 2 * step_s, outage
         assert outage["timestamp_s"] <= outage["event_s"] + 2 * step_s, outage
         assert outage["recovered"]
+        if dut != "prox":  # PROX's counters are read after each trial only
+            seen = outage["duts"][result["reset"]["event"]["vnf"]]
+            # its counters start again from zero: the timeline counts on from there
+            # (what the ended process sent after its last reading is in no reading)
+            assert sum(r[2] for r in seen["readings"]) == seen["sent"] > 0
+            assert 0 < seen["silent_s"] <= outage["event_s"] + 2 * step_s, seen
     assert f"restarted (SIG{signal})" in out
     _timeline_adds_up(doc)
     assert leftovers(task_id) == []
@@ -161,6 +175,33 @@ def _timeline_adds_up(doc: dict) -> None:
         assert sum(s["rx_packets"] for s in timeline) == trial["rx_packets"]
         lost = trial["tx_packets"] - trial["rx_packets"]
         assert lost == sum(s["lost_packets"] for s in timeline)
+
+
+def _dut_saw(doc: dict, vnf: str, outage_s: float | None) -> None:
+    """The DUT's own counters read during each trial (DPDK telemetry, OVS's port
+    statistics): its timeline adds up to what its counters moved by over the trial, it
+    took no more than TRex sent and sent no less than TRex received, and by its own
+    counters it sent nothing for the outage's length, within two of its readings."""
+    (result,) = doc["results"]
+    trials = {t["trial_index"]: t for t in doc["trials"]}
+    kpis = {k["trial_index"]: k["kpis"] for k in doc["kpis"] if k["source"] == vnf}
+    for outage in result["reset"]["trials"]:
+        seen = outage["duts"][vnf]
+        readings = seen["readings"]
+        assert sum(r[1] for r in readings) == seen["arrived"]
+        assert sum(r[2] for r in readings) == seen["sent"]
+        index = outage["trial_index"]
+        assert seen["arrived"] <= trials[index]["tx_packets"], seen
+        assert seen["sent"] >= trials[index]["rx_packets"], seen
+        if index - 1 in kpis:  # the counters read after this trial and the one before
+            moved = sum(v - kpis[index - 1].get(k, 0) for k, v in kpis[index].items()
+                        if k.endswith(("_opackets", ".tx_packets")))
+            assert seen["sent"] == moved
+        if outage_s is not None:
+            ends = [r[0] for r in readings]
+            step = sorted(b - a for a, b in zip(ends, ends[1:], strict=False))[len(ends) // 2]
+            assert seen["silent_s"] == pytest.approx(outage_s, abs=2 * max(step, 0.05)), seen
+    assert result["reset"]["dut_silent_s"]["trials"] == len(result["reset"]["trials"])
 
 
 def _testpmd_counted(doc: dict) -> None:
@@ -212,6 +253,7 @@ def test_a_rule_change_that_drops_for_a_known_time_is_its_blocked_time(results_c
     assert result["reset"]["blocked_time_s"] == trial["frame_loss_s"]
     assert trial["loss_ratio"] == pytest.approx(trial["lost_packets"] / trial["sent_packets"])
     _timeline_adds_up(doc)
+    _dut_saw(doc, "fw0", 0.3)  # the kernel's counters: what arrived, what it forwarded
     assert leftovers(task_id) == []
 
 
@@ -281,4 +323,41 @@ def test_an_overload_of_a_known_queue_recovers_when_the_queue_drains(results_con
                            task_id, "-o", str(report)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Timeline of each trial" in report.read_text()
+    assert leftovers(task_id) == []
+
+
+def test_a_known_pause_on_an_ssh_pod(results_conf, tmp_path):
+    """The sample on a pod over SSH (two sshd nodes, veths between them): TRex on tg_0,
+    testpmd on vnf_0, the pause sent over SSH, testpmd's counters read during the trial
+    by a feed over SSH; the outage is the pause by TRex's counters and by testpmd's own,
+    and nothing of the run is left on the nodes."""
+    from tests.functional.test_baremetal_sample import lab_pod, started_by_nsb
+
+    step_s, pause_s = 0.05, 0.4
+    with lab_pod(tmp_path, names=("tg_0", "vnf_0")) as (pod, nodes):
+        proc = start(results_conf, {"pod": str(pod), "trex_path": str(
+            ROOT.parent / "shared" / "tools" / "trex"), "pause_ms": pause_s * 1000,
+            "interval_s": step_s, "trials": 2, "duration_s": 4, "rate_pps": 20000},
+            task=SAMPLE, env=env_with_trex())
+        out, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, err
+        task_id, doc = results_of(tmp_path / "results")
+        for node in nodes.values():
+            assert started_by_nsb(node, ("testpmd", "t-rex-64", "_t-rex-64", "python3")) == []
+            assert node.ns("sh", "-c", f"ls -d /var/run/dpdk/nsb-{task_id}* 2>/dev/null"
+                           ).stdout == ""
+    assert doc["plan"]["context"]["type"] == "baremetal"
+    (result,) = doc["results"]
+    for trial in doc["trials"]:
+        assert trial["verdict"] == "pass" or "lost before the event" in trial["reason"]
+    assert result["reset"]["trials"], doc["trials"]
+    for outage in result["reset"]["trials"]:
+        # the event: SIGSTOP over SSH, pause_ms, SIGCONT over SSH: testpmd was stopped
+        # at least pause_ms, at most the event (each signal takes its round trip)
+        assert outage["event_s"] >= pause_s
+        low, high = pause_s - 2 * step_s, outage["event_s"] + 2 * step_s
+        assert low <= outage["timestamp_s"] <= high, outage
+        assert low <= outage["duts"]["testpmd0"]["silent_s"] <= high, outage
+    _timeline_adds_up(doc)
+    _dut_saw(doc, "testpmd0", None)
     assert leftovers(task_id) == []

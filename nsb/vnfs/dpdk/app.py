@@ -12,6 +12,7 @@ import logging
 import time
 
 from nsb import port_counts
+from nsb.dut_feed import CounterFeed
 from nsb.errors import PrerequisiteError, RunError
 from nsb.executors.base import tail
 from nsb.paths import pairs_forwarding
@@ -262,6 +263,14 @@ class DpdkApp(Vnf):
         reply = dpdk_telemetry.query(self.executor, self.file_prefix,
                                      [f"/ethdev/stats,{p}" for p in ports])
         return dpdk_telemetry.port_stats_kpis(reply, ports)
+
+    def counter_feed(self) -> CounterFeed:
+        """Its ethdev counters through one telemetry connection held for the trial."""
+        ports = list(range(len(self.interfaces)))
+        return CounterFeed("telemetry", [dpdk_telemetry.socket_path(self.file_prefix),
+                                         *(f"/ethdev/stats,{p}" for p in ports)],
+                           lambda reply: self.port_counts(
+                               dpdk_telemetry.port_stats_kpis(reply, ports)))
 
     def forwarding(self) -> dict[str, str]:
         """Its ports in pairs, in the EAL's order: 0 <-> 1, 2 <-> 3, ..."""

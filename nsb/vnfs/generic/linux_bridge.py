@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 
+from nsb.dut_feed import CounterFeed
 from nsb.errors import RunError
 from nsb.executors.local import LocalExecutor
 from nsb.nodes import link_counters, node_ledger, node_leftovers
@@ -96,6 +97,10 @@ class LinuxBridgeVnf(Vnf):
 
     def forwarding(self) -> dict[str, str]:
         return {}
+
+    def counter_feed(self) -> CounterFeed | None:
+        """The kernel's counters of its bridge's ports, one ``ip -s -j link`` a reading."""
+        return link_counters.feed({port: port for port in self.ports}) if self._made else None
 
     def event_interfaces(self) -> list[str]:
         return list(self.ports)

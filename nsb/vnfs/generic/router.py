@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
+from nsb.dut_feed import CounterFeed
 from nsb.errors import RunError
 from nsb.executors.local import LocalExecutor
 from nsb.nodes import link_counters, node_ledger, node_leftovers
@@ -138,6 +139,10 @@ class RouterVnf(Vnf):
         kpis.update(packets_in=received, packets_fwd=sent,
                     packets_dropped=max(0.0, received - sent))
         return kpis
+
+    def counter_feed(self) -> CounterFeed | None:
+        """The kernel's counters of its ports, one ``ip -s -j link`` a reading."""
+        return link_counters.feed(dict(self.router.devices)) if self.router else None
 
     def port_counts(self, kpis: dict[str, float]) -> dict[str, PortCount]:
         """The kernel's counters of its ports that are NICs (a PCI address: a pod's port

@@ -16,6 +16,8 @@ import logging
 
 from nsb import port_counts
 from nsb.contexts.base import vhost_socket
+from nsb.dut_feed import CounterFeed
+from nsb.nodes import link_counters
 from nsb.port_counts import PortCount
 from nsb.vnfs import hugepages
 from nsb.vnfs.base import Vnf
@@ -319,6 +321,22 @@ class OvsVnf(Vnf):
         bridges = [self.bridge] + ([self.overlay.phy_bridge] if self.overlay else [])
         return {**self.daemons.pmd_kpis(),
                 **self.daemons.port_kpis(bridges, self._kpi_ports())}
+
+    def counter_feed(self) -> CounterFeed | None:
+        """OVS-DPDK: its bridge's OpenFlow port counters, asked of the datapath at each
+        reading (its PMD threads forward meanwhile). The userspace datapath on kernel
+        ports forwards in the thread that answers OpenFlow, and lost frames when asked 20
+        times a second here: its ports' kernel counters instead. An overlay's two
+        bridges: after each trial only."""
+        if self.overlay:
+            return None
+        ports = self._port_names()
+        if not self.options.get("dpdk_init"):
+            return link_counters.feed({port: port for port in ports})
+        return CounterFeed("command", ["ovs-ofctl", "-O", "OpenFlow13", "--names",
+                                       "dump-ports", f"unix:{self.work_dir}/{self.bridge}.mgmt"],
+                           lambda text: self.port_counts(ovs_stats.port_kpis(
+                               ovs_stats.port_counters(text), ports)))
 
     def forwarding(self) -> dict[str, str]:
         """None of its own: frames of a link cross the bridge between its two ports of

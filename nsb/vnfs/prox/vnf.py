@@ -59,7 +59,7 @@ PROX_OPTIONS = {
 class ProxVnf(Vnf):
     """PROX as the system under test (routing, swap, nop ... as its config says)."""
 
-    EVENTS = ("pause", "command", "link_flap")  # nsb.vnf_events
+    EVENTS = ("pause", "command", "restart", "link_flap")  # nsb.vnf_events
 
     OPTIONS_SCHEMA = {
         "type": "object",
@@ -299,7 +299,10 @@ class ProxVnf(Vnf):
 
     def terminate(self) -> None:
         if self.client is not None:
-            self.client.quit()
+            try:
+                self.client.quit()
+            except OSError:  # it ended already (a restart's SIGKILL)
+                pass
             self.client.close()
             self.client = None
         if self.process is not None:
