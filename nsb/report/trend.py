@@ -10,9 +10,11 @@ warnings) are not the DUT's speed: they are left out, and said to be.
 A stateful answer's point is its own number (a ``cps`` answer's connections a second,
 a ``concurrent_sessions`` answer's sessions held), and its test has that unit where a
 frame answer's has its frame size (``connections/s``, ``sessions``): never one trend
-with frame answers, though all of them were found with 64 B frames. The answers of tests
-under change (reset time, overload recovery, a neighbour's drop, a MAC capacity) have no
-trend yet: they are left out (``nsb report table`` compares them run against run).
+with frame answers, though all of them were found with 64 B frames. An answer of a test
+under change is a point of its own metric (``reset_time_s``, a reconfiguration's
+``blocked_time_s``, ``overload_recovery_s``, ``neighbour_drop_pct``, ``mac_capacity`` and
+``mac_learning_rate_pps``), its test keyed ``<metric> at <frame size>``; for the times
+and the drop lower is better, so a step up is their regression.
 """
 
 from __future__ import annotations
@@ -32,6 +34,42 @@ from nsb.task import input_file
 # a stateful answer's unit, in its test's key where a frame answer has its frame size
 STATEFUL_UNITS = tuple(stateful_kpis.UNIT[stateful_kpis.VALUE_KEY[kind]]
                        for kind in (stateful_kpis.CPS, stateful_kpis.SESSIONS))
+
+
+# the metrics of answers under change (nsb.report.summary.OWN_ANSWERS) whose step up is
+# a regression
+LOWER_IS_BETTER = ("reset_time_s", "blocked_time_s", "overload_recovery_s",
+                   "neighbour_drop_pct")
+_AT = " at "  # between an answer under change's metric and its frame size in its key
+
+
+def own_metrics(result: dict) -> list[str]:
+    """The trend metrics of an answer under change ([] for any other answer): a
+    reconfiguration's blocked time, a reset's reset time, the others' columns."""
+    from nsb.report.summary import OWN_ANSWERS
+
+    kind = next((k for k in OWN_ANSWERS if isinstance(result.get(k), dict)), None)
+    if kind is None:
+        return []
+    if kind == "reset":
+        return ["blocked_time_s" if result.get("profile") == "reconfig" else "reset_time_s"]
+    return list(OWN_ANSWERS[kind])
+
+
+def own_key_frame(metric: str, frame_size) -> str:
+    return f"{metric}{_AT}{frames.shown(frame_size)}"
+
+
+def metric_of(frame_key) -> str:
+    """An answer under change's metric from its key's fourth part ('' for others)."""
+    metric, at, _ = str(frame_key).partition(_AT)
+    return metric if at and metric in _own_columns() else ""
+
+
+def _own_columns() -> set[str]:
+    from nsb.report.summary import OWN_ANSWERS
+
+    return {column for columns in OWN_ANSWERS.values() for column in columns}
 
 
 def key_frame(frame_size, stateful_kind: str):
@@ -69,7 +107,7 @@ class Trend:
     def unit(self) -> str:
         """What the points count: packets a second, or a stateful answer's unit."""
         frame = self.test[3]
-        return frame if frame in STATEFUL_UNITS else "pps"
+        return frame if frame in STATEFUL_UNITS else metric_of(frame) or "pps"
 
     @property
     def left_out(self) -> list[Point]:
@@ -116,16 +154,8 @@ def _answers(task_id: str, path: str) -> list[list]:
     stem = test_name(Path(str(task.get("file") or "task")).stem,
                      task_args_tag(task["args"]) if task.get("args") else "")
     return [[*key, point.value, point.left_out, point.time_s, list(point.samples)]
-            for result in doc.get("results") or [] if not _under_change(result)
+            for result in doc.get("results") or []
             for key, point in _points(stem, task_id, result)]
-
-
-def _under_change(result: dict) -> bool:
-    """An answer of a test under change (a reset time, an overload's recovery, a
-    neighbour's drop, a MAC capacity): no throughput, so no point of a trend."""
-    from nsb.report.summary import OWN_ANSWERS
-
-    return any(isinstance(result.get(kind), dict) for kind in OWN_ANSWERS)
 
 
 def test_name(test_case: str, args_tag: str) -> str:
@@ -142,14 +172,33 @@ def left_out_because(limited_by: str | None, warnings: bool) -> str:
 def _points(stem: str, task_id: str, result: dict):
     """The test keys and points one result gives: its own, and each chain's."""
     why = left_out_because(result.get("limited_by"), bool(result.get("warnings")))
+    when = float(result.get("timestamp") or 0.0)
+    if metrics := own_metrics(result):
+        yield from _own_points(stem, task_id, result, metrics, why, when)
+        return
     key = (stem, result.get("scenario", ""), result.get("profile", ""),
            key_frame(result.get("frame_size"), stateful_kpis.kind(result)))
-    when = float(result.get("timestamp") or 0.0)
     samples = tuple(float(r) for r in (result.get("mrr") or {}).get("receive_rates_pps") or ())
     yield (*key, None), Point(task_id, float(stateful_kpis.value(result) or 0.0), why, when,
                               samples)
     for share in result.get("chains") or []:
         yield (*key, share["chain"]), Point(task_id, float(share["throughput_pps"]), why, when)
+
+
+def _own_points(stem: str, task_id: str, result: dict, metrics: list[str], why: str,
+                when: float):
+    """An answer under change's points, one per metric: its value (summary.row's, as
+    InfluxDB's nsb_result holds it, so both histories agree); an answer without the
+    number is left out."""
+    from nsb.report.summary import row
+
+    values = row(task_id, result)
+    for metric in metrics:
+        value = values.get(metric)
+        yield ((stem, result.get("scenario", ""), result.get("profile", ""),
+                own_key_frame(metric, result.get("frame_size")), None),
+               Point(task_id, float(value) if value is not None else 0.0,
+                     why or ("" if value is not None else "no answer"), when))
 
 
 def classify(test: tuple, points: list[Point], store=None) -> Trend:
@@ -171,11 +220,14 @@ def classify(test: tuple, points: list[Point], store=None) -> Trend:
     found = (store or GroupStore(None)).groups(
         test, [p.task_id for p in counted],
         [list(p.samples) if p.samples else p.value for p in counted])
+    lower_is_better = trend.unit in LOWER_IS_BETTER
     for group in found:
+        comment = _INVERTED.get(group.comment, group.comment) if lower_is_better \
+            else group.comment
         trend.groups.append({"first": counted[group.first].task_id,
                              "last": counted[group.last].task_id,
                              "runs": group.last - group.first + 1, "avg": group.avg,
-                             "stdev": group.stdev, "comment": group.comment})
+                             "stdev": group.stdev, "comment": comment})
     last = trend.groups[-1]
     trend.newest = last["comment"] if counted[-1] is points[-1] else \
         f"left out ({points[-1].left_out})"
@@ -183,6 +235,9 @@ def classify(test: tuple, points: list[Point], store=None) -> Trend:
         before = trend.groups[-2]["avg"]
         trend.change_pct = 100.0 * (last["avg"] - before) / before if before else None
     return trend
+
+
+_INVERTED = {"regression": "progression", "progression": "regression"}
 
 
 def _finite(point: Point) -> bool:
@@ -224,13 +279,21 @@ def rows(found: list[Trend]) -> list[list[str]]:
     for trend in found:
         left = trend.left_out
         reasons = sorted({p.left_out for p in left})
-        groups = "; ".join(f"{g['runs']}: {g['avg']:,.0f} {trend.unit}"
+        groups = "; ".join(f"{g['runs']}: {value_text(g['avg'], trend.unit)}"
                            for g in trend.groups) or "-"
         change = f"{trend.change_pct:+.1f} %" if trend.change_pct is not None else "-"
         out.append([trend.name, str(len(trend.points)),
                     f"{len(left)} ({', '.join(reasons)})" if left else "0", groups,
                     trend.newest or "too few runs", change])
     return out
+
+
+def value_text(value: float, unit: str) -> str:
+    """A group's average in its unit: whole numbers, an answer under change's times in
+    milliseconds' resolution."""
+    if unit.endswith("_s") or unit.endswith("_pct"):
+        return f"{value:,.3f} {unit}"
+    return f"{value:,.0f} {unit}"
 
 
 _VALUE_NAME = {stateful_kpis.UNIT[key]: key for key in ("cps", "sessions")}
@@ -241,7 +304,8 @@ def as_json(found: list[Trend]) -> str:
     return json.dumps([{"test": list(t.test), "name": t.name, "newest": t.newest,
                         "change_pct": t.change_pct, "groups": t.groups, "unit": t.unit,
                         "points": [{"task_id": p.task_id,
-                                    _VALUE_NAME.get(t.unit, "throughput_pps"): p.value,
+                                    _VALUE_NAME.get(t.unit, metric_of(t.test[3])
+                                                    or "throughput_pps"): p.value,
                                     "left_out": p.left_out,
                                     **({"trials_pps": list(p.samples)} if p.samples else {})}
                                    for p in t.points]}

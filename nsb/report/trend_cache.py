@@ -29,8 +29,9 @@ from nsb.report import trend_groups
 
 LOG = logging.getLogger(__name__)
 FOLDER = ".trend-cache"
-FORMAT = 2  # of both files; a change of what they hold or mean changes it (2: stateful
-# answers are points of their own tests, in their own unit)
+FORMAT = 3  # of both files; a change of what they hold or mean changes it (2: stateful
+# answers are points of their own tests, in their own unit; 3: so are the answers of
+# tests under change)
 
 
 def folder(results_dir: Path) -> Path:

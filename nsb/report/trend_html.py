@@ -10,7 +10,11 @@ from html import escape
 from nsb import __version__
 from nsb.report.trend import HEADERS, Trend, rows
 
-_AXIS = {"connections/s": "connections per second", "sessions": "sessions held"}
+_AXIS = {"connections/s": "connections per second", "sessions": "sessions held",
+         "reset_time_s": "reset time (s)", "blocked_time_s": "blocked time (s)",
+         "overload_recovery_s": "overload recovery (s)",
+         "neighbour_drop_pct": "drop with the neighbour (%)",
+         "mac_capacity": "MAC addresses held", "mac_learning_rate_pps": "addresses learned/s"}
 MARKS = {"regression": ("#c0392b", "triangle-down"), "progression": ("#27ae60", "triangle-up")}
 
 

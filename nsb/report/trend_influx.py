@@ -53,6 +53,27 @@ _GROUP_AVG = {stateful_kpis.UNIT[n.CPS]: n.GROUP_AVG_CPS,
               stateful_kpis.UNIT[n.SESSIONS]: n.GROUP_AVG_SESSIONS}
 
 
+# an answer under change's metric (nsb.report.trend.own_metrics) -> its nsb_result field
+OWN_FIELDS = {"reset_time_s": n.RESET_TIME_S, "blocked_time_s": n.BLOCKED_TIME_S,
+              "overload_recovery_s": n.OVERLOAD_RECOVERY_S,
+              "neighbour_drop_pct": n.NEIGHBOUR_DROP_PCT, "mac_capacity": n.MAC_CAPACITY,
+              "mac_learning_rate_pps": n.MAC_LEARNING_RATE_PPS}
+# in nsb_trend: an answer under change's value under its metric, its group's average
+# under group_avg_<metric>
+_VALUE.update({metric: metric for metric in OWN_FIELDS})
+_GROUP_AVG.update({metric: f"group_avg_{metric}" for metric in OWN_FIELDS})
+
+
+def _own_metrics(tags: dict, row: dict) -> list[str]:
+    """The metrics of an answer under change, by the fields its row holds ([] for
+    other answers): as trend.own_metrics reads a result."""
+    if row.get(n.RESET_TIME_S) is not None:
+        return ["blocked_time_s" if tags.get(n.PROFILE) == "reconfig" else "reset_time_s"]
+    return [metric for metric in ("overload_recovery_s", "neighbour_drop_pct",
+                                  "mac_capacity", "mac_learning_rate_pps")
+            if row.get(OWN_FIELDS[metric]) is not None]
+
+
 def _value(row: dict, key: tuple) -> float | None:
     """A result's answer: its throughput, or a stateful answer's cps or sessions."""
     found = row.get(_VALUE.get(key[3], n.THROUGHPUT_PPS))
@@ -68,16 +89,24 @@ def history(settings: InfluxSettings, days: float = 365.0) -> dict[tuple, list[t
     done = finished_tasks(settings, days)
     fields = [(ident(name), "") for name in (n.THROUGHPUT_PPS, n.WARNING_COUNT,
                                              n.RECEIVE_RATES, n.STATEFUL_KIND, n.CPS,
-                                             n.SESSIONS)]
+                                             n.SESSIONS, *OWN_FIELDS.values())]
     results = reader.query(settings, select(n.RESULT, fields, [_since(days)], group_by=["*"]))
     tests: dict[tuple, list[tuple]] = {}
     answers: dict[tuple, tuple] = {}  # (task, scenario, frame) -> the result's key, warnings
     for tags, row in reader.rows(results):
         task_id = tags.get(n.TASK_ID, "")
+        warnings = bool(row.get(n.WARNING_COUNT))
+        if task_id in done and (own := _own_metrics(tags, row)):
+            why = trend.left_out_because(tags.get(n.LIMITED_BY), warnings)
+            for metric in own:
+                key = (*_key(tags)[:3],
+                       trend.own_key_frame(metric, _frame(tags.get(n.FRAME_SIZE, ""))))
+                tests.setdefault((*key, None), []).append(_point(
+                    task_id, row, why, float(row[OWN_FIELDS[metric]])))
+            continue
         key = _key(tags, str(row.get(n.STATEFUL_KIND) or ""))
         if task_id not in done or (value := _value(row, key)) is None:
             continue
-        warnings = bool(row.get(n.WARNING_COUNT))
         answers[_answer(tags)] = key, warnings
         why = trend.left_out_because(tags.get(n.LIMITED_BY), warnings)
         tests.setdefault((*key, None), []).append(_point(task_id, row, why, value))
@@ -139,7 +168,8 @@ def _text(one: trend.Trend, point: trend.Point, group: dict, before: dict | None
           step_pct: float | None) -> str:
     """The annotation's words: where a group began, the step; else the run's group."""
     def text(value: float) -> str:
-        return units.pps_text(value) if one.unit == "pps" else f"{value:,.0f} {one.unit}"
+        return units.pps_text(value) if one.unit == "pps" else trend.value_text(value,
+                                                                                 one.unit)
 
     if before is None:
         return f"{one.name}: run {point.task_id} in a group of {group['runs']} runs " \

@@ -177,20 +177,27 @@ def test_the_influxdb_history_trends_as_the_results_directory_and_marks_the_step
         assert found == [3, 0, 30]  # regressions, progressions, each run's group average
 
 
+def one_trend_both_ways(tmp_path, capsys, server, events, file: str):
+    """Twelve runs of ``events`` through both outputs; (the results directory, the
+    InfluxDB options, the one trend), which InfluxDB and the directory must agree on."""
+    results = write_history(tmp_path, server, runs=12, events=events, file=file)
+    conn = ["--url", server.url, "--api", "v1", "--database", "nsb_trend"]
+    from_dir = json.loads(nsb(capsys, "report", "trend", "--results-dir", str(results),
+                              "--format", "json"))
+    from_influx = json.loads(nsb(capsys, "report", "trend", "--influx", *conn,
+                                 "--format", "json"))
+    assert from_influx == from_dir
+    (found,) = from_influx
+    return results, conn, found
+
+
 def test_a_stateful_history_trends_in_connections_from_influxdb_as_from_the_results(
         tmp_path, capsys):
     """A cps answer's trend is its connections a second, keyed by that unit, the same
     from InfluxDB as from the results directory; its marks carry group_avg_cps."""
     with influxdb1(tmp_path) as server:
-        results = write_history(tmp_path, server, runs=12, events=stateful_events,
-                                file="/lab/tc_astf_cps.yaml")
-        conn = ["--url", server.url, "--api", "v1", "--database", "nsb_trend"]
-        from_dir = json.loads(nsb(capsys, "report", "trend", "--results-dir", str(results),
-                                  "--format", "json"))
-        from_influx = json.loads(nsb(capsys, "report", "trend", "--influx", *conn,
-                                     "--format", "json"))
-        assert from_influx == from_dir
-        (found,) = from_influx
+        results, conn, found = one_trend_both_ways(
+            tmp_path, capsys, server, stateful_events, "/lab/tc_astf_cps.yaml")
         assert found["name"].endswith(" cps_nat cps connections/s")
         assert found["unit"] == "connections/s" and found["newest"] == "regression"
         levels = [p["cps"] for p in found["points"] if not p["left_out"]]
@@ -203,3 +210,45 @@ def test_a_stateful_history_trends_in_connections_from_influxdb_as_from_the_resu
         assert "connections/s" in text and 2400 < average < 2600 and 2400 < value < 2600
         pps = server.query('SELECT count("group_avg_pps") FROM "nsb_trend"', db="nsb_trend")
         assert "series" not in pps["results"][0]  # no packet rate written for it
+
+
+def reset_events(task_id: str, index: int, at: float) -> list:
+    """A reset_time answer whose outage grows from 0.40 s to 0.60 s at run STEP_AT."""
+    level = (0.40 if index < STEP_AT else 0.60) * (1 + NOISE[index])
+    spread = {"mean": level, "stdev": 0.002, "min": level, "max": level, "trials": 3}
+    reset = {"event": {"type": "pause", "vnf": "testpmd0", "pause_ms": 400}, "trials": [],
+             "frame_loss_s": spread, "timestamp_s": spread, "full_rate_back_s": spread,
+             "recovered": True, "reset_time_s": level, "blocked_time_s": level,
+             "loss_ratio": {}}
+    return [TaskStarted(task_id, "", task_file="tc_reset_pause.yaml", description="",
+                        plan={}, results_dir="", timestamp=at,
+                        scenarios=(ScenarioSummary("testpmd_reset", "tg0", "reset_time"),)),
+            ResultReady(task_id, "testpmd_reset", iteration=0, frame_size=64,
+                        throughput_pps=20000.0, throughput_mbps=1.0, line_rate_pct=0.1,
+                        loss_pct=0.0, latency=None, trials=3, profile="reset_time",
+                        timestamp=at + 30,
+                        limited_by="generator" if index == GENERATOR_LIMITED_RUN else "none",
+                        extra={"offered_pps": 20000.0, "reset": reset}),
+            TaskFinished(task_id, "", status=TaskStatus.OK, duration_s=40.0, timestamp=at + 40)]
+
+
+def test_a_reset_time_history_trends_in_seconds_and_a_longer_outage_is_a_regression(
+        tmp_path, capsys):
+    """A reset answer's trend is its reset time, keyed by that metric and its frame size,
+    the same from InfluxDB as from the results directory; lower is better, so the step
+    up is a regression; its marks carry group_avg_reset_time_s, no packet rate."""
+    with influxdb1(tmp_path) as server:
+        results, conn, found = one_trend_both_ways(
+            tmp_path, capsys, server, reset_events, "/lab/tc_reset_pause.yaml")
+        assert found["name"].endswith(" testpmd_reset reset_time reset_time_s at 64 B")
+        assert found["unit"] == "reset_time_s" and found["newest"] == "regression"
+        assert [g["runs"] for g in found["groups"]] == [STEP_AT - 1, 12 - STEP_AT]
+        assert [p["left_out"] for p in found["points"]].count("generator-limited") == 1
+        nsb(capsys, "report", "trend", "--results-dir", str(results), "--annotate", *conn)
+        step = server.query('SELECT "text", "group_avg_reset_time_s", "reset_time_s" FROM '
+                            '"nsb_trend" WHERE "change" < 0', db="nsb_trend")
+        ((_, text, average, value),) = step["results"][0]["series"][0]["values"]
+        assert "0.400 reset_time_s -> 0.6" in text, text
+        assert 0.59 < average < 0.61 and 0.59 < value < 0.61
+        pps = server.query('SELECT count("group_avg_pps") FROM "nsb_trend"', db="nsb_trend")
+        assert "series" not in pps["results"][0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
@@ -186,3 +187,49 @@ def test_an_influxdb_that_cannot_be_read_is_one_line(capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert f"InfluxDB at http://127.0.0.1:{port} database nsb: cannot query" in err
+
+
+def _own_history(tmp_path, kind: str, answers: list[dict], profile: str):
+    """One finished run per answer of a test under change (``kind``: the result's key)."""
+    for n, answer in enumerate(answers):
+        task_id = f"261101-{n:06d}-bbbbbb"
+        folder = tmp_path / task_id
+        folder.mkdir(parents=True)
+        results = [{"scenario": "s", "profile": profile, "frame_size": size,
+                    "throughput_pps": 1000.0, "warnings": [], "limited_by": "none",
+                    "timestamp": 1.8e9 + 3600 * n, kind: value}
+                   for size, value in answer.items()]
+        folder.joinpath("results.json").write_text(json.dumps({
+            "task": {"id": task_id, "status": "ok", "file": "/x/tc_change.yaml"},
+            "results": results}))
+
+
+def test_answers_under_change_trend_in_their_own_metric_lower_or_higher_better(tmp_path):
+    """A longer reset time and a smaller MAC capacity are regressions; each frame size
+    and each metric is a test of its own; an answer without its number is left out."""
+    resets = [{64: {"reset_time_s": v}, 1518: {"reset_time_s": 0.4}}
+              for v in _noisy(0.4, 8, 1) + _noisy(0.6, 6, 2)]
+    resets[3][64]["reset_time_s"] = None
+    _own_history(tmp_path / "reset", "reset", resets, "reset_time")
+    macs = [{64: {"mac_capacity": v, "learning_rate_pps": 3e4}}
+            for v in [2000] * 8 + [1000] * 6]
+    _own_history(tmp_path / "mac", "mac_learning", macs, "mac_learning")
+    by_name = {t.name: t for t in trend.trends(tmp_path / "reset")}
+    short = by_name["tc_change s reset_time reset_time_s at 64 B"]
+    assert short.unit == "reset_time_s" and short.newest == "regression"
+    assert short.groups[-1]["avg"] == pytest.approx(0.6, rel=0.01)
+    assert [p.left_out for p in short.points].count("no answer") == 1
+    assert by_name["tc_change s reset_time reset_time_s at 1518 B"].newest == "normal"
+    found = {t.unit: t for t in trend.trends(tmp_path / "mac")}
+    assert found["mac_capacity"].newest == "regression"
+    assert found["mac_learning_rate_pps"].newest == "normal"
+    (row,) = trend.rows([short])
+    assert re.match(r"7: 0\.\d{3} reset_time_s; 6: 0\.\d{3} reset_time_s$", row[3]), row
+
+
+def test_a_shorter_reconfiguration_is_a_progression_of_its_blocked_time(tmp_path):
+    answers = [{64: {"reset_time_s": v, "blocked_time_s": v}}
+               for v in _noisy(0.3, 8, 3) + _noisy(0.1, 6, 4)]
+    _own_history(tmp_path, "reset", answers, "reconfig")
+    (found,) = trend.trends(tmp_path)
+    assert found.unit == "blocked_time_s" and found.newest == "progression"
