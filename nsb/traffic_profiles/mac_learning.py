@@ -18,6 +18,7 @@ from nsb.events import LimitedBy
 from nsb.frames import Frame
 from nsb.traffic_profiles import common
 from nsb.traffic_profiles.base import TrafficProfile
+from nsb.traffic_profiles.bisection import search
 from nsb.traffic_profiles.judges import FAIL, GENERATOR_LIMITED, PASS
 from nsb.traffic_profiles.measurer import Measurement, Measurer, SearchPoint
 from nsb.trial import Trial, TrialResult
@@ -195,35 +196,6 @@ class MacLearningProfile(TrafficProfile):
                        "learning_rate_trial_index": done.index})
         limited = LimitedBy.UPPER_BOUND if failed is None else LimitedBy.DUT
         return done, LimitedBy.GENERATOR if short else limited
-
-
-def search(trial_at, low, high, close_enough, middle, should_stop):
-    """A binary search: the upper bound, then the lower, then halving the interval
-    between the highest value that passed and the lowest that failed until
-    ``close_enough``. Returns ((value, Measurement) that passed or None, the lowest
-    value that failed or None, the generator-limited Measurement that ended it or
-    None)."""
-    passed = failed = None
-    for value in (high, low):
-        done = trial_at(value)
-        if done.verdict == GENERATOR_LIMITED:
-            return None, failed, done
-        if done.verdict == PASS:
-            passed = (value, done)
-            break
-        failed = value
-    if passed is None:
-        return None, failed, None
-    while failed is not None and not close_enough(passed[0], failed) and not should_stop():
-        value = middle(passed[0], failed)
-        done = trial_at(value)
-        if done.verdict == GENERATOR_LIMITED:
-            return passed, failed, done
-        if done.verdict == PASS:
-            passed = (value, done)
-        else:
-            failed = value
-    return passed, failed, None
 
 
 def _witnessed(result: TrialResult, tables: list[tuple[list[str], int | None]],

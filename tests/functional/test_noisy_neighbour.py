@@ -57,3 +57,40 @@ def test_a_neighbour_on_a_cpu_the_node_lacks_is_one_located_line(results_conf):
     lines = [line for line in err.splitlines() if "4096" in line]
     assert len(lines) == 1 and "tc_testpmd_noisy_neighbour.yaml" in lines[0]
     assert "neighbour" in lines[0] and "Traceback" not in err
+
+
+@pytest.mark.slow  # 12 s; the search's logic against DUTs of known NDR is a unit test
+def test_ndr_searches_with_and_without_the_neighbour(results_conf, tmp_path):
+    """measure: ndr: each of the trials with and without is a binary search; its NDR is
+    its highest trial that lost nothing, every trial above that in its search lost
+    frames, and the drop is those NDRs'."""
+    # 1 % of 10 Gbit/s is 148,810 pps: below TRex's pace over veth here (about 170,000),
+    # above testpmd's with the neighbour on its core (about 93,000)
+    proc = start(results_conf, {"trials": 2, "cpus": "1", "measure": "ndr", "duration_s": 1,
+                                "precision_pct": 20, "link": "veth", "rate_pct": 1,
+                                "lower_pct": 0.05}, task=SAMPLE, env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    assert leftovers(task_id) == []
+    if result["limited_by"] == "generator":  # a loaded machine: TRex could not send 1 %
+        assert "the generator could not send" in result["limited_reason"]
+        assert any(t["verdict"] == "generator_limited" for t in doc["trials"])
+        return
+    n = result["neighbour"]
+    assert n["measure"] == "ndr" and n["ran"]["cpus_allowed"] == ["1"]
+    searches: dict[str, list] = {}
+    for trial in doc["trials"]:  # each search's trials, by the reason's words
+        searches.setdefault(trial["reason"].split(": NDR search")[0], []).append(trial)
+    assert len(searches) == 4, list(searches)
+    found = {"without": [], "with": []}
+    for name, trials in searches.items():
+        passed = [t for t in trials if t["verdict"] == "pass"]
+        best = max(passed, key=lambda t: t["requested_rate_pct"])
+        assert all(t["verdict"] == "fail" for t in trials
+                   if t["requested_rate_pct"] > best["requested_rate_pct"])
+        assert all(t["rx_packets"] == t["tx_packets"] for t in passed)
+        found["with" if "with the" in name else "without"].append(best["rx_rate_pps"])
+    for key in found:
+        assert n[key]["receive_rates_pps"] == pytest.approx(found[key])

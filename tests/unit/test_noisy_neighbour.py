@@ -1,11 +1,19 @@
 """A noisy neighbour's effect from trials of known receive rates: the drop, the runs' own
 spread, a drop within it reported as none, p99 of each set; and the SLA on it."""
 
+import contextlib
+from types import SimpleNamespace
+
 import pytest
 
-from nsb import sla
-from nsb.traffic_profiles.noisy_neighbour import neighbour_effect
+from nsb import sla, units
+from nsb.events import ResultReady
+from nsb.traffic_profiles.measurer import Measurer
+from nsb.traffic_profiles.noisy_neighbour import NoisyNeighbourProfile, neighbour_effect
+from nsb.traffic_profiles.trial_hooks import TrialHooks
 from nsb.trial import LatencyStats, Trial, TrialResult
+from tests.doubles.profiles import make_profile
+from tests.doubles.simulated_dut import SimulatedDutGenerator
 
 
 def done(rx_pps: float, p99: float | None = None) -> TrialResult:
@@ -41,3 +49,50 @@ def test_the_sla_checks_the_reported_drop_of_neighbour_answers_only():
     assert outcome.measured == 12.5 and not outcome.passed
     (ndr,) = sla.check([sla.parse("ndr_pps>=1")], [result, frames])
     assert ndr.scenario == "s" and ndr.measured == 5e4  # the frame answer, not the drop
+
+
+class _Neighbourhood(TrialHooks):
+    """A DUT whose capacity drops to ``loud_pps`` while the neighbour runs."""
+
+    def __init__(self, dut, loud_pps: float):
+        self.dut, self.quiet_pps, self.loud_pps = dut, dut.capacity_pps, loud_pps
+
+    @contextlib.contextmanager
+    def neighbour(self, spec):
+        self.dut.capacity_pps = self.loud_pps
+        try:
+            yield SimpleNamespace(ran={"stress-ng": spec})
+        finally:
+            self.dut.capacity_pps = self.quiet_pps
+
+
+def _run_ndr(quiet_pps: float, loud_pps: float, **options):
+    dut = SimulatedDutGenerator(capacity_pps=quiet_pps)
+    profile = make_profile(NoisyNeighbourProfile, packet_sizes=[64], interface_speed_gbps=1,
+                           neighbour={"stressor": "cpu", "cpus": "1"}, measure="ndr",
+                           trials=2, duration=1, latency=False, **options)
+    events = []
+    profile.execute(Measurer(dut, "t", "s", events.append, _Neighbourhood(dut, loud_pps)))
+    return [e for e in events if isinstance(e, ResultReady)]
+
+
+def test_the_ndr_with_and_without_a_neighbour_is_each_dut_s_known_capacity():
+    line = units.line_rate_pps(64, 1, ports=2)
+    (result,) = _run_ndr(0.6 * line, 0.3 * line, precision_pct=1)
+    effect = result.extra["neighbour"]
+    assert effect["measure"] == "ndr"
+    # each search ends within its precision below the capacity it searched
+    for rate in effect["without"]["receive_rates_pps"]:
+        assert 0.6 * line * 0.99 <= rate <= 0.6 * line
+    for rate in effect["with"]["receive_rates_pps"]:
+        assert 0.3 * line * 0.99 <= rate <= 0.3 * line
+    assert effect["drop_pct"] == pytest.approx(50.0, abs=1.0)
+    assert not effect["within_spread"] and result.throughput_pps == pytest.approx(
+        effect["with"]["mean_pps"])
+
+
+def test_no_rate_without_loss_is_no_drop_and_says_why():
+    line = units.line_rate_pps(64, 1, ports=2)
+    (result,) = _run_ndr(0.6 * line, 0.001 * line, lower_pct=1)
+    assert result.throughput_pps == 0 and result.limited_by == "dut"
+    assert "lost frames even at 1 %" in result.limited_reason
