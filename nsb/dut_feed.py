@@ -25,7 +25,7 @@ from nsb.port_counts import PortCount
 LOG = logging.getLogger(__name__)
 
 # python3 -I -S: no site packages, the fastest start; one reading per interval until a
-# line (or the end) on stdin
+# line (or the end) on stdin, then a last one (what the DUT counted up to the stop)
 _FEED = r"""
 import json, select, socket, subprocess, sys, time
 mode, interval, args = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
@@ -46,8 +46,18 @@ def telemetry():
 def command():
     return subprocess.run(args, capture_output=True, text=True, timeout=5,
                           check=True).stdout
-read = telemetry if mode == "telemetry" else command
-due = time.monotonic()
+def sysfs():
+    out = {}
+    for pair in args:
+        port, _, device = pair.partition("=")
+        base = "/sys/class/net/" + device + "/statistics/"
+        out[port] = {}
+        for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped"):
+            with open(base + key) as handle:
+                out[port][key] = int(handle.read())
+    return out
+read = {"telemetry": telemetry, "command": command, "sysfs": sysfs}[mode]
+due, stop = time.monotonic(), False
 while True:
     try:
         reply, error = read(), ""
@@ -56,9 +66,10 @@ while True:
         while held:
             held.pop()[0].close()
     print(json.dumps({"t": time.time(), "reply": reply, "error": error}), flush=True)
-    due = max(due + interval, time.monotonic())
-    if select.select([sys.stdin], [], [], max(0.0, due - time.monotonic()))[0]:
+    if stop:
         break
+    due = max(due + interval, time.monotonic())
+    stop = bool(select.select([sys.stdin], [], [], max(0.0, due - time.monotonic()))[0])
 """
 
 
@@ -66,15 +77,20 @@ while True:
 class CounterFeed:
     """How a VNF's port counters are read during a trial: the feed's ``mode``
     ('telemetry': a DPDK telemetry socket and its commands; 'command': a command whose
-    output is read each time) and how a reading's reply becomes its ports' counts."""
+    output is read each time; 'sysfs': ``port=device`` pairs whose kernel counters are
+    read from /sys/class/net, nothing spawned), how a reading's reply becomes its
+    ports' counts, and how often it may be read at most."""
 
     mode: str
     args: list[str]
     counts: Callable[[object], dict[str, PortCount]]
+    # the shortest time between readings: a DUT that works to answer them (OVS-DPDK's
+    # main thread, a process spawned each time) is not asked more often
+    min_interval_s: float = 0.0
 
     def argv(self, interval_s: float) -> list[str]:
-        return ["python3", "-I", "-S", "-c", _FEED, self.mode, f"{interval_s:g}",
-                *self.args]
+        return ["python3", "-I", "-S", "-c", _FEED, self.mode,
+                f"{max(interval_s, self.min_interval_s):g}", *self.args]
 
 
 @dataclass(frozen=True)

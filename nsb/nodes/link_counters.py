@@ -51,8 +51,10 @@ def as_counts(counters: dict[str, dict[str, int]], devices: dict[str, str]
 
 def feed(devices: dict[str, str]) -> CounterFeed:
     """The kernel's counters of ``devices`` (port name -> interface) read during a trial
-    (nsb.dut_feed): one ``ip -s -j link`` a reading."""
-    return CounterFeed("command", COMMAND, lambda text: as_counts(parse(text), devices))
+    (nsb.dut_feed) from /sys/class/net: nothing spawned a reading, nothing asked of
+    the DUT."""
+    return CounterFeed("sysfs", [f"{port}={device}" for port, device in devices.items()],
+                       lambda reply: as_counts(reply, {port: port for port in devices}))
 
 
 def delta(before: dict, after: dict, ifname: str, key: str) -> int:
