@@ -52,8 +52,14 @@ def own_metrics(result: dict) -> list[str]:
     if kind is None:
         return []
     if kind == "reset":
-        return ["blocked_time_s" if result.get("profile") == "reconfig" else "reset_time_s"]
+        return [reset_metric(result.get("profile"))]
     return list(OWN_ANSWERS[kind])
+
+
+def reset_metric(profile: str | None) -> str:
+    """A reset answer's one trend metric (its reset and blocked time are one number):
+    a reconfiguration's blocked time, any other's reset time."""
+    return "blocked_time_s" if profile == "reconfig" else "reset_time_s"
 
 
 def own_key_frame(metric: str, frame_size) -> str:

@@ -21,6 +21,7 @@ from nsb.outputs.influxdb.influxql import ident, select
 from nsb.outputs.influxdb.points import InfluxPoint
 from nsb.outputs.influxdb.settings import InfluxSettings
 from nsb.report import trend
+from nsb.report.summary import OWN_ANSWERS
 
 CHANGE = {"regression": -1.0, "progression": 1.0}
 
@@ -68,10 +69,9 @@ def _own_metrics(tags: dict, row: dict) -> list[str]:
     """The metrics of an answer under change, by the fields its row holds ([] for
     other answers): as trend.own_metrics reads a result."""
     if row.get(n.RESET_TIME_S) is not None:
-        return ["blocked_time_s" if tags.get(n.PROFILE) == "reconfig" else "reset_time_s"]
-    return [metric for metric in ("overload_recovery_s", "neighbour_drop_pct",
-                                  "mac_capacity", "mac_learning_rate_pps")
-            if row.get(OWN_FIELDS[metric]) is not None]
+        return [trend.reset_metric(tags.get(n.PROFILE))]
+    return [metric for metric, field in OWN_FIELDS.items()
+            if metric not in OWN_ANSWERS["reset"] and row.get(field) is not None]
 
 
 def _value(row: dict, key: tuple) -> float | None:

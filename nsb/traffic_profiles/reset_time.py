@@ -78,7 +78,6 @@ class ResetTimeProfile(SoakProfile):
 
     def __init__(self, spec, options, run):
         super().__init__(spec, options, run)
-        self._dut_views: dict[int, dict] = {}  # by trial index: nsb.dut_feed's view
         if options["warmup_s"] >= options["event_at_s"]:
             raise spec.options_where.error(
                 f"warmup_s {options['warmup_s']:g} does not end before the event at "
@@ -96,18 +95,20 @@ class ResetTimeProfile(SoakProfile):
         pps, pct = self.rate(frame, measurer.ports)
         found: list = []
         verdicts = []
+        views: dict[int, dict] = {}  # by trial index: what the DUTs' own counters saw
         for number in range(1, o["trials"] + 1):
             if measurer.should_stop():
                 break
-            done, seen = self._timed_trial(measurer, frame, pps, pct, number)
+            done, seen, view = self._timed_trial(measurer, frame, pps, pct, number)
             verdicts.append(done)
             found += seen
+            views.update(view)
         if not verdicts:
             return
         passed = all(d.verdict == PASS for d in verdicts) and len(verdicts) == o["trials"]
         limited = LimitedBy.NONE if passed else LimitedBy.GENERATOR if any(
             d.verdict == GENERATOR_LIMITED for d in verdicts) else LimitedBy.DUT
-        answer = with_dut_views(self.answer(found, pps), self._dut_views,
+        answer = with_dut_views(self.answer(found, pps), views,
                                 (self.options.get("event") or {}).get("vnf"))
         measurer.result_ready(
             frame, verdicts[-1].result if passed else None, self.speed_gbps, limited,
@@ -132,7 +133,8 @@ class ResetTimeProfile(SoakProfile):
     def _timed_trial(self, measurer: Measurer, frame: Frame, pps: float, pct: float,
                      number: int):
         """One trial read per interval with the event at its time: (its Measurement,
-        what ``judged`` found in it, each with the trial's index)."""
+        what ``judged`` found in it, each with the trial's index, and what the DUTs' own
+        counters saw, by the trial's index)."""
         o = self.options
         trial = Trial(frame_size=frame, rate_pps=pps, duration_s=float(o["duration"]),
                       flows=o.get("flows"), latency=o["latency"])
@@ -150,6 +152,7 @@ class ResetTimeProfile(SoakProfile):
                                measurer.should_stop)
         watch = measurer.hooks.watch_duts(float(o["interval_s"]))
         found: list = []
+        views: dict[int, dict] = {}
 
         def run(t: Trial) -> TrialResult:
             with watch, scheduled:
@@ -160,7 +163,7 @@ class ResetTimeProfile(SoakProfile):
             verdict, reason, seen = self.judged(result, intervals, happened)
             found.extend((index, item) for item in seen)
             if happened is not None:
-                self._dut_views[index] = {
+                views[index] = {
                     name: dut_view(timeline, happened.start_s, trial.duration_s,
                                    o["warmup_s"])
                     for name, timeline in watch.timelines(
@@ -171,7 +174,7 @@ class ResetTimeProfile(SoakProfile):
                                                    trial.duration_s),
                                 judge, why=f"{self.WHAT}, trial {number} of {o['trials']}",
                                 run=run)
-        return done, found
+        return done, found, views
 
 
 def not_happened(happened, noun: str) -> tuple | None:
@@ -221,11 +224,10 @@ def with_dut_views(answer: dict, views: dict[int, dict], vnf: str | None) -> dic
     spread of the event's VNF's own silence (``dut_silent_s``) when it was read."""
     silences = []
     for trial in answer.get("trials", []):
-        trial["duts"] = views.pop(trial["trial_index"], {})
+        trial["duts"] = views.get(trial["trial_index"], {})
         seen = trial["duts"].get(vnf or "", {}).get("silent_s")
         if seen is not None:
             silences.append(seen)
-    views.clear()
     if silences:
         answer["dut_silent_s"] = spread(silences)
     return answer

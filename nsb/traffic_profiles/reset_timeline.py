@@ -94,21 +94,23 @@ def _idle_s(sample: IntervalSample, offered_pps: float) -> float:
 
 
 def _timestamp_s(edge_before: list[IntervalSample], after: list[IntervalSample],
-                 offered_pps: float) -> float | None:
-    """Last frame forwarded before the outage to the first after: the intervals where
-    nothing arrived and the idle shares of the intervals around them; without an empty
-    interval, the idle shares of the first two intervals after the event."""
+                 offered_pps: float, quiet=None) -> float | None:
+    """Last frame forwarded before the outage to the first after: the first stretch of
+    intervals after the event that are ``quiet`` (by default: nothing arrived in them)
+    and the intervals around it, each by its idle share (an empty one's is all of it);
+    without a quiet interval, the idle shares of the first two intervals after the
+    event. None when nothing arrived after the event."""
     if not any(s.rx_packets for s in after):
         return None
-    empty = [i for i, s in enumerate(after) if s.rx_packets == 0 and not s.last]
-    if not empty:
+    quiet = quiet or (lambda s: s.rx_packets == 0 and not s.last)
+    marked = [quiet(s) for s in after]
+    if not any(marked):
         return sum(_idle_s(s, offered_pps) for s in after[:2])
-    first = last = empty[0]
-    while last + 1 < len(after) and after[last + 1].rx_packets == 0:
+    first = last = marked.index(True)
+    while last + 1 < len(after) and marked[last + 1]:
         last += 1
     edges = (after[first - 1:first] if first else edge_before) + after[last + 1:last + 2]
-    return after[last].end_s - after[first].start_s + \
-        sum(_idle_s(s, offered_pps) for s in edges)
+    return sum(_idle_s(s, offered_pps) for s in after[first:last + 1] + edges)
 
 
 def every_frame_back_s(intervals: list[IntervalSample], event_start_s: float, lost: int,
@@ -158,7 +160,10 @@ def dut_view(timeline: list[IntervalSample], event_start_s: float, duration_s: f
     """The outage as the DUT's own counters saw it (nsb.dut_feed's timeline): frames
     that arrived at its ports and frames it sent over the trial, and by timestamps its
     own last frame sent before the event to its first after (``silent_s``), read at
-    its readings' resolution. Readings after the traffic's end are the drain's only."""
+    its readings' resolution. Its quiet readings are those under half its rate: a DUT
+    stopped while read answers late, in one long reading that sent a little, and an
+    event sent over SSH reaches it a round trip after the event's start. Readings after
+    the traffic's end are the drain's only."""
     during = [s for s in timeline if s.start_s >= warmup_s and s.end_s <= duration_s]
     before = [s for s in during if s.end_s <= event_start_s]
     after = [s for s in during if s.end_s > event_start_s]
@@ -167,26 +172,6 @@ def dut_view(timeline: list[IntervalSample], event_start_s: float, duration_s: f
     return {"arrived": sum(s.tx_packets for s in timeline),
             "sent": sum(s.rx_packets for s in timeline),
             "sent_pps_before_event": sending,
-            "silent_s": _silent_s(before[-1:], after, sending) if sending else None,
+            "silent_s": _timestamp_s(before[-1:], after, sending, quiet=lambda s: (
+                s.rx_packets < 0.5 * sending * (s.end_s - s.start_s))) if sending else None,
             "readings": [[round(s.end_s, 4), s.tx_packets, s.rx_packets] for s in timeline]}
-
-
-def _silent_s(edge_before: list[IntervalSample], after: list[IntervalSample],
-              rate_pps: float) -> float | None:
-    """The timestamp method on a DUT's own readings: the first stretch after the event
-    of readings under half the rate (a DUT stopped while read answers late, in one
-    long reading that sent a little), their idle shares and their edges'; without
-    one, the idle shares of the first two readings. The stretch may begin after the
-    event's start: an event sent over SSH reaches the DUT a round trip later."""
-    if not any(s.rx_packets for s in after):
-        return None
-    short = [i for i, s in enumerate(after)
-             if s.rx_packets < 0.5 * rate_pps * (s.end_s - s.start_s)]
-    if not short:
-        return sum(_idle_s(s, rate_pps) for s in after[:2])
-    first = last = short[0]
-    while last + 1 < len(after) and last + 1 in short:
-        last += 1
-    edges = (after[first - 1:first] if first else edge_before) + after[last + 1:last + 2]
-    return sum(_idle_s(s, rate_pps) for s in after[first:last + 1] + edges)
-

@@ -118,16 +118,24 @@ def nsb(capsys, *argv) -> str:
     return capsys.readouterr().out
 
 
+def trends_both_ways(tmp_path, capsys, server, events=run_events,
+                     file: str = "/lab/tc_testpmd_chains.yaml"):
+    """Twelve runs of ``events`` through both outputs; (the results directory, the
+    InfluxDB options, the trends), which InfluxDB and the directory must agree on."""
+    results = write_history(tmp_path, server, runs=12, events=events, file=file)
+    conn = ["--url", server.url, "--api", "v1", "--database", "nsb_trend"]
+    from_dir = json.loads(nsb(capsys, "report", "trend", "--results-dir", str(results),
+                              "--format", "json"))
+    from_influx = json.loads(nsb(capsys, "report", "trend", "--influx", *conn,
+                                 "--format", "json"))
+    assert from_influx == from_dir
+    return results, conn, from_influx
+
+
 def test_the_influxdb_history_trends_as_the_results_directory_and_marks_the_step(
         tmp_path, capsys):
     with influxdb1(tmp_path) as server:
-        results = write_history(tmp_path, server, runs=12)
-        conn = ["--url", server.url, "--api", "v1", "--database", "nsb_trend"]
-        from_dir = json.loads(nsb(capsys, "report", "trend", "--results-dir", str(results),
-                                  "--format", "json"))
-        from_influx = json.loads(nsb(capsys, "report", "trend", "--influx", *conn,
-                                     "--format", "json"))
-        assert from_influx == from_dir
+        results, conn, from_influx = trends_both_ways(tmp_path, capsys, server)
         names = [t["name"] for t in from_influx]
         assert len(names) == 3 and names[0].startswith(
             'tc_testpmd_chains {"chains":2,"packet_sizes":[64]} chains mrr 64')
@@ -177,26 +185,12 @@ def test_the_influxdb_history_trends_as_the_results_directory_and_marks_the_step
         assert found == [3, 0, 30]  # regressions, progressions, each run's group average
 
 
-def one_trend_both_ways(tmp_path, capsys, server, events, file: str):
-    """Twelve runs of ``events`` through both outputs; (the results directory, the
-    InfluxDB options, the one trend), which InfluxDB and the directory must agree on."""
-    results = write_history(tmp_path, server, runs=12, events=events, file=file)
-    conn = ["--url", server.url, "--api", "v1", "--database", "nsb_trend"]
-    from_dir = json.loads(nsb(capsys, "report", "trend", "--results-dir", str(results),
-                              "--format", "json"))
-    from_influx = json.loads(nsb(capsys, "report", "trend", "--influx", *conn,
-                                 "--format", "json"))
-    assert from_influx == from_dir
-    (found,) = from_influx
-    return results, conn, found
-
-
 def test_a_stateful_history_trends_in_connections_from_influxdb_as_from_the_results(
         tmp_path, capsys):
     """A cps answer's trend is its connections a second, keyed by that unit, the same
     from InfluxDB as from the results directory; its marks carry group_avg_cps."""
     with influxdb1(tmp_path) as server:
-        results, conn, found = one_trend_both_ways(
+        results, conn, (found,) = trends_both_ways(
             tmp_path, capsys, server, stateful_events, "/lab/tc_astf_cps.yaml")
         assert found["name"].endswith(" cps_nat cps connections/s")
         assert found["unit"] == "connections/s" and found["newest"] == "regression"
@@ -238,7 +232,7 @@ def test_a_reset_time_history_trends_in_seconds_and_a_longer_outage_is_a_regress
     the same from InfluxDB as from the results directory; lower is better, so the step
     up is a regression; its marks carry group_avg_reset_time_s, no packet rate."""
     with influxdb1(tmp_path) as server:
-        results, conn, found = one_trend_both_ways(
+        results, conn, (found,) = trends_both_ways(
             tmp_path, capsys, server, reset_events, "/lab/tc_reset_pause.yaml")
         assert found["name"].endswith(" testpmd_reset reset_time reset_time_s at 64 B")
         assert found["unit"] == "reset_time_s" and found["newest"] == "regression"
