@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from nsb.trial import LatencyStats, latency_record
 
@@ -91,3 +92,27 @@ class InFlight:
     def _release(self, carried_out: int) -> None:
         self.emit(replace(self.pending, carried_in=self.carried, carried_out=carried_out))
         self.carried, self.pending = carried_out, None
+
+
+def settled_losses(samples: list[IntervalSample]) -> list[int]:
+    """Frames known lost by the end of each reading: the fewest frames missing (sent
+    less received, counted from the trial's start) at that reading or any later one.
+    Frames in flight at a reading, or counted late by the generator (TRex's receive
+    counter was seen two readings behind its transmit counter), arrive by a later one;
+    frames lost never do. The last reading's (read drained) is the trial's loss."""
+    missing = list(accumulate(s.tx_packets - s.rx_packets for s in samples))
+    settled: list[int] = []
+    for value in reversed(missing):
+        settled.append(min(value, settled[-1]) if settled else value)
+    return settled[::-1]
+
+
+# readings just before an event whose missing frames may still be in flight (TRex's
+# receive counter was seen 40 frames behind at the reading before a pause, 20 at the
+# one before that, none earlier): loss before the event is settled before them
+EDGE_READINGS = 4
+
+
+def lost_by(settled: list[int], count: int) -> int:
+    """Frames lost in the first ``count`` readings, by ``settled`` (settled_losses)."""
+    return max(0, settled[count - 1]) if count > 0 else 0

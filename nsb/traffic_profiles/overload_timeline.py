@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from nsb.intervals import IntervalSample
+from nsb.intervals import EDGE_READINGS, IntervalSample, lost_by, settled_losses
 
 
 @dataclass(frozen=True)
@@ -54,19 +54,33 @@ def analyse(intervals: list[IntervalSample], start_s: float, end_s: float,
     after = [s for s in intervals if s.start_s >= end_s]
     sent = sum(s.tx_packets for s in before)
     allowance = 0.1 * sent / len(before) if before else 0.0  # a tenth of a reading's
+    # frames lost by the end of the warm-up, of the steady rate (but its last readings,
+    # whose frames may be in flight) and of the overload's readings
+    settled = settled_losses(intervals)
+    warm, steady, over = (lost_by(settled, n) for n in (
+        _count(intervals, lambda s: s.end_s <= start_s and s.start_s < warmup_s),
+        _count(intervals, lambda s: s.end_s <= start_s) - EDGE_READINGS,
+        _count(intervals, lambda s: s.start_s < end_s)))
     return Recovery(
         overload_start_s=start_s, overload_end_s=end_s, sent_before=sent,
-        lost_before=sum(max(0, s.lost_packets) for s in before),
-        lost_in_overload=sum(max(0, s.lost_packets) for s in during),
+        lost_before=max(0, steady - warm), lost_in_overload=max(0, over - steady),
         sent_in_overload=sum(s.tx_packets for s in during),
         overload_readings_s=sum(s.end_s - s.start_s for s in during),
-        lost_after=sum(max(0, s.lost_packets) for s in after),
+        lost_after=max(0, lost_by(settled, len(intervals)) - over),
         latency_before_us=_mean_latency(before),
         latency_peak_us=max((s.latency.avg_us for s in during + after if _has_latency(s)),
                             default=None),
         loss_recovery_s=_loss_stopped_s(intervals, end_s, allowance),
         latency_recovery_s=_latency_back_s(intervals, end_s, _mean_latency(before),
                                            _spread_us(before), margin_pct))
+
+
+def _count(intervals: list[IntervalSample], where) -> int:
+    """How many readings from the first are ``where`` (a prefix of the timeline)."""
+    count = 0
+    while count < len(intervals) and where(intervals[count]):
+        count += 1
+    return count
 
 
 def _has_latency(sample: IntervalSample) -> bool:

@@ -52,8 +52,7 @@ class ResetTimeProfile(SoakProfile):
             "event": {**vnf_events.SCHEMA, "default": {"type": "pause"}},
             "tolerated_loss_pct": {
                 "description": "frames lost before the event tolerated, in % of those sent "
-                               "then (a frame counted a reading or two late looks lost "
-                               "until it arrives)",
+                               "then (lost: still missing at every later reading)",
                 "type": "number", "minimum": 0, "maximum": 100, "default": 0.1},
             "latency": {"description": "true: latency per reading too (TRex's latency "
                                        "streams; their readings make each one slower, "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from nsb.intervals import IntervalSample
+from nsb.intervals import EDGE_READINGS, IntervalSample, lost_by, settled_losses
 
 
 @dataclass(frozen=True)
@@ -55,13 +55,17 @@ def analyse(intervals: list[IntervalSample], event_start_s: float, event_end_s: 
             rate_pps: float, warmup_s: float = 0.0) -> ResetTime:
     """The outage of one trial; ``rate_pps`` is the rate asked (used when no interval
     ended before the event). Frames lost in the first ``warmup_s`` (a switch learning
-    its flows) are not the event's, nor held against the rate."""
+    its flows) are not the event's, nor held against the rate. Frames lost before the
+    event are those settled lost by the EDGE_READINGS'th reading before it (frames in
+    flight, or counted late, are not; those lost in the readings after it are the
+    event's)."""
     before = [s for s in intervals if s.end_s <= event_start_s]
     steady = [s for s in before if s.start_s >= warmup_s]
     span = sum(s.end_s - s.start_s for s in steady)
     offered = sum(s.tx_packets for s in steady) / span if span > 0 else rate_pps
-    lost_before = sum(max(0, s.lost_packets) for s in steady)
-    lost_warmup = sum(max(0, s.lost_packets) for s in before if s.start_s < warmup_s)
+    settled = settled_losses(intervals)
+    lost_warmup = lost_by(settled, len(before) - len(steady))
+    lost_before = max(0, lost_by(settled, len(before) - EDGE_READINGS) - lost_warmup)
     lost = sum(s.tx_packets for s in intervals) - sum(s.rx_packets for s in intervals)
     after = [s for s in intervals if s.end_s > event_start_s]
     steps = [s.end_s - s.start_s for s in intervals if not s.last]

@@ -246,6 +246,12 @@ def test_an_event_the_dut_cannot_perform_is_one_located_line(results_conf):
 RECONFIG = ROOT / "samples" / "reset" / "tc_nftables_reconfig.yaml"
 
 
+def judged(doc: dict, answer: dict) -> list[dict]:
+    """The answer's outages, each trial's reason shown when one has none."""
+    assert answer["trials"], [t["reason"] for t in doc["trials"]]
+    return answer["trials"]
+
+
 def test_a_rule_change_that_drops_for_a_known_time_is_its_blocked_time(results_conf, tmp_path):
     """A table whose forward chain drops everything, loaded and deleted again block_ms
     later: the blocked time is that long within two readings, by both methods."""
@@ -255,7 +261,7 @@ def test_a_rule_change_that_drops_for_a_known_time_is_its_blocked_time(results_c
     assert proc.returncode == 0, err
     task_id, doc = results_of(tmp_path / "results")
     (result,) = doc["results"]
-    (trial,) = result["reset"]["trials"]
+    (trial,) = judged(doc, result["reset"])
     step = trial["interval_s"]
     assert trial["frame_loss_s"] == pytest.approx(0.3, abs=2 * step)
     assert trial["timestamp_s"] == pytest.approx(0.3, abs=2 * step)
@@ -278,7 +284,7 @@ def test_rules_churned_under_load_are_counted_by_the_dut(results_conf, tmp_path)
     (result,) = doc["results"]
     kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == "fw0"][-1]
     assert (kpis["acl_entries"], kpis["acl_changes"]) == (500, 200)
-    (trial,) = result["reset"]["trials"]
+    (trial,) = judged(doc, result["reset"])
     assert trial["event_s"] >= 2.0  # the churn ran its course
     assert result["reset"]["blocked_time_s"] == pytest.approx(
         trial["lost_packets"] / trial["offered_pps"])
@@ -311,7 +317,7 @@ def test_an_overload_of_a_known_queue_recovers_when_the_queue_drains(results_con
     if trial["verdict"] != "pass":  # a loaded machine's loss before the overload only
         assert "before the overload" in trial["reason"], trial["reason"]
     else:
-        (r,) = result["overload"]["trials"]
+        (r,) = judged(doc, result["overload"])
         queue_s = (queue_ms + 12.5) / 1000
         assert r["loss_recovery_s"] <= 2 * step, r
         assert r["latency_recovery_s"] == pytest.approx(4 * queue_s, abs=2 * step), r

@@ -52,6 +52,14 @@ def test_frames_in_flight_at_a_reading_are_no_loss():
     assert r.loss_recovery_s == 0.0  # 40 is within a tenth of a reading's frames
 
 
+def test_frames_counted_late_are_lost_nowhere():
+    """Frames the generator counted two readings late, before, in and after the
+    overload: none lost; 300 lost for good in the overload are its own."""
+    r = analyse(timeline({7: 20, 9: -20, 21: 300, 24: 50, 26: -50, 40: 30, 42: -30}, {}),
+                2.0, 3.0, warmup_s=0.5, margin_pct=10)
+    assert (r.lost_before, r.lost_in_overload, r.lost_after) == (0, 300, 0)
+
+
 def test_latency_as_noisy_as_the_readings_before_is_back():
     noisy = {k: (350.0 if k % 2 else 650.0) for k in range(60)}
     noisy.update({k: 60000.0 for k in range(20, 31)})
