@@ -73,18 +73,41 @@ class Neighbour:
     def _read_back(self) -> dict:
         """stress-ng's processes on the node (its workers rename themselves, so they are
         found as its children) and the CPUs the kernel lets each run on."""
-        script = (f"for p in $(pgrep -f '[n]sb-{self.task_id}-neighbour'); do "
-                  "for q in $p $(pgrep -P $p); do "
-                  "echo $q $(grep Cpus_allowed_list /proc/$q/status 2>/dev/null | cut -f2); "
-                  "done; done")
-        listed = self.executor.run(["sh", "-c", script], check=False).stdout
+        listed = self.executor.run(["python3", "-I", "-S", "-c", _READ_BACK,
+                                    f"nsb-{self.task_id}"], check=False).stdout
         found = dict(line.split(" ", 1) for line in listed.splitlines() if " " in line.strip())
         workers = len(found) - 1 if found else 0
-        return {"node": self.node, "stressor": self.spec.get("stressor", "cpu"),
+        return {"node": self.node, "runs_in": str(getattr(self.executor, "name", "")),
+                "stressor": self.spec.get("stressor", "cpu"),
                 "cpus": self.spec["cpus"], "load_pct": self.spec.get("load_pct", 100)
                 if self.spec.get("stressor", "cpu") == "cpu" else None,
                 "processes": len(found), "workers": max(0, workers),
                 "cpus_allowed": sorted(set(found.values()))}
+
+
+# "pid cpus-allowed" of each stress-ng process whose command line names the neighbour
+# (argv[1] and "-neighbour": not a shell that started it, nor this script) and of each
+# of its children, from /proc: nodes (a CNF's image too) may lack pgrep, never python3
+# (nsb's feeds need it)
+_READ_BACK = r"""
+import os, sys
+mark = sys.argv[1] + "-neighbour"
+procs = {}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        ppid = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+        allowed = [line.split(":", 1)[1].strip() for line in open(f"/proc/{pid}/status")
+                   if line.startswith("Cpus_allowed_list")][0]
+    except (OSError, IndexError, UnicodeDecodeError):
+        continue
+    procs[pid] = (cmd, ppid, allowed)
+for top in [pid for pid, (cmd, _, _) in procs.items()
+            if mark in cmd and os.path.basename(cmd.split(" ", 1)[0]) == "stress-ng"]:
+    for pid, (cmd, ppid, allowed) in procs.items():
+        if pid == top or ppid == top:
+            print(pid, allowed)
+"""
 
 
 def missing_cpus(executor, cpus: str) -> list[int]:

@@ -209,9 +209,16 @@ def _judged(result: TrialResult, intervals: list[IntervalSample], happened,
                      o["warmup_s"])
     if unknown := not_steady(result, outage.lost_before, outage.sent_before, o, "event"):
         return unknown
+    lasted = happened.end_s - happened.start_s
+    if happened.end_s >= result.trial.duration_s:
+        return FAIL, (f"the event lasted {lasted:.3f} s, past the trial's end at "
+                      f"{result.trial.duration_s:g} s: no recovery can be seen; make "
+                      "duration longer than event_at_s, the event and recovery_limit_s"), []
     if not _within(outage, o["recovery_limit_s"]):
+        longer = f" (the event itself lasted {lasted:.3f} s: raise recovery_limit_s)" \
+            if lasted >= o["recovery_limit_s"] else ""
         return FAIL, (f"not recovered: frames were still lost "
-                      f"{o['recovery_limit_s']:g} s after the event"), [outage]
+                      f"{o['recovery_limit_s']:g} s after the event{longer}"), [outage]
     shown = f"{outage.timestamp_s:.3f}" if outage.timestamp_s is not None else "-"
     return PASS, (f"reset time {outage.frame_loss_s:.3f} s by frame loss, {shown} s by "
                   f"timestamps; every frame arrived again {outage.full_rate_back_s:.3f} s "

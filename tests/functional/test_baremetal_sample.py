@@ -28,14 +28,17 @@ def _root():
 
 
 @contextlib.contextmanager
-def lab_pod(tmp_path, names=("tg", "sut")):
-    """Two sshd nodes, xe0<->xe0 and xe1<->xe1 between them, and the pod describing them.
+def lab_pod(tmp_path, names=("tg", "sut"), ports=("xe0", "xe1"), switch: str = ""):
+    """Two sshd nodes, xe0<->xe0 and xe1<->xe1 (each of ``ports``) between them, and the
+    pod describing them.
 
-    ``names`` are the pod's node names for the generator and the SUT.
+    ``names`` are the pod's node names for the generator and the SUT. With ``switch``
+    (a bridge's name) the SUT is a switch server offering that bridge: its interfaces
+    say which generator port each is cabled to (``peer``), and have no addresses.
     """
     with sshd_node() as tg, sshd_node() as sut:
         nodes = {"tg": tg, "sut": sut}
-        for index, port in enumerate(("xe0", "xe1")):
+        for index, port in enumerate(ports):
             a, b = f"nsbbm{tg.netns[-8:-4]}{index}a", f"nsbbm{tg.netns[-8:-4]}{index}b"
             subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b],
                            check=True)
@@ -43,21 +46,39 @@ def lab_pod(tmp_path, names=("tg", "sut")):
                 veth = a if name == "tg" else b
                 subprocess.run(["ip", "link", "set", veth, "netns", node.netns], check=True)
                 for argv in (["link", "set", veth, "name", port],
-                             ["link", "set", port, "address", MACS[name, port]],
-                             ["addr", "add", f"{IPS[name, port]}/24", "dev", port],
+                             ["link", "set", port, "address", _mac(name, port)],
+                             ["addr", "add", f"{_ip(name, port)}/24", "dev", port],
                              ["link", "set", port, "up"]):
-                    subprocess.run(["ip", "-n", node.netns, *argv], check=True)
+                    if not (switch and name == "sut" and argv[0] == "addr"):
+                        subprocess.run(["ip", "-n", node.netns, *argv], check=True)
+
+        def interface(name: str, pod_name: str, number: int, port: str) -> dict:
+            if switch and name == "sut":
+                return {"local_mac": _mac(name, port), "driver": "veth",
+                        "peer": f"{names[0]}:{port}"}
+            return {"local_mac": _mac(name, port), "local_ip": _ip(name, port),
+                    "netmask": "255.255.255.0", "driver": "veth", "dpdk_port_num": number}
+
         pod = {"nodes": [{
-            "name": pod_name, "role": "TrafficGen" if name == "tg" else "VNF",
+            "name": pod_name,
+            "role": "TrafficGen" if name == "tg" else "Switch" if switch else "VNF",
             "ip": node.host, "user": "root", "ssh_port": 22, "key_filename": node.key_filename,
-            "interfaces": {port: {"local_mac": MACS[name, port], "local_ip": IPS[name, port],
-                                  "netmask": "255.255.255.0", "driver": "veth",
-                                  "dpdk_port_num": number}
-                           for number, port in enumerate(("xe0", "xe1"))},
+            **({"bridges": [switch]} if switch and name == "sut" else {}),
+            "interfaces": {port: interface(name, pod_name, number, port)
+                           for number, port in enumerate(ports)},
         } for pod_name, (name, node) in zip(names, nodes.items(), strict=True)]}
         path = tmp_path / "pod.yaml"
         path.write_text(yaml.safe_dump(pod))
         yield path, nodes
+
+
+def _mac(name: str, port: str) -> str:
+    return MACS.get((name, port)) or \
+        f"02:{'aa' if name == 'tg' else 'bb'}:00:00:00:{int(port[2:]) + 1:02x}"
+
+
+def _ip(name: str, port: str) -> str:
+    return IPS.get((name, port)) or f"10.77.{int(port[2:]) + 1}.{1 if name == 'tg' else 2}"
 
 
 def started_by_nsb(node, names=("testpmd", "trafgen", "latency_probe")) -> list[str]:

@@ -331,3 +331,59 @@ def test_the_pod_executor_runs_starts_pipes_and_forwards_ports(cluster, tmp_path
     finally:
         context.undeploy()
     assert not k8s_cluster.nsb_namespaces()
+
+
+NEIGHBOUR = ROOT / "samples" / "neighbour" / "tc_testpmd_noisy_neighbour.yaml"
+
+
+def _neighbours_seen(proc, seen: dict) -> None:
+    """Until ``proc`` ends: every stress-ng process of an nsb neighbour on this machine
+    (not the shell that started it), its cgroup and the CPUs the kernel lets it run on,
+    as the host's /proc shows them."""
+    while proc.poll() is None:
+        for entry in Path("/proc").iterdir():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                program = Path(cmdline.split(" ", 1)[0]).name
+                if program == "stress-ng" and "-neighbour.log" in cmdline:
+                    status = (entry / "status").read_text()
+                    allowed = next(line.split()[1] for line in status.splitlines()
+                                   if line.startswith("Cpus_allowed_list"))
+                    seen[entry.name] = ((entry / "cgroup").read_text(), allowed)
+            except (OSError, StopIteration, ValueError):
+                continue
+        time.sleep(0.1)
+
+
+def test_a_neighbour_in_a_pod_is_pinned_where_the_task_says(cluster, results_conf, tmp_path):
+    """The noisy neighbour a CNF: stress-ng started in a pod of the cluster (its image
+    built from this machine's stress-ng), pinned to testpmd's core. The host's own /proc
+    sees its processes in the pod's cgroup on that CPU only; the answer is the trials';
+    the pod and its processes are gone afterwards."""
+    import threading
+
+    requires_trex()
+    proc = start(results_conf, {"neighbour_in": "cnf", "trials": 2, "cpus": "1"},
+                 task=NEIGHBOUR, env=env_with_trex())
+    seen: dict = {}
+    watcher = threading.Thread(target=_neighbours_seen, args=(proc, seen), daemon=True)
+    watcher.start()
+    out, err = proc.communicate(timeout=900)
+    watcher.join(5)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    ran = result["neighbour"]["ran"]
+    assert ran["node"] == "noisy" and ran["runs_in"].startswith("pod "), ran
+    assert ran["workers"] == 1 and ran["cpus_allowed"] == ["1"], ran
+    assert seen, "no neighbour process was seen on the host"
+    for cgroup, allowed in seen.values():
+        assert "kubepods" in cgroup and allowed == "1", (cgroup, allowed)
+    trials = doc["trials"]
+    assert [("with the" in t["reason"]) for t in trials] == [False, True, False, True]
+    n = result["neighbour"]
+    assert n["with"]["receive_rates_pps"] == pytest.approx(
+        [t["rx_rate_pps"] for t in trials[1::2]])
+    assert "cpu x1 on CPU 1 of noisy" in out
+    assert subprocess.run(["pgrep", "-f", f"nsb-{task_id}-neighbour"]).returncode == 1
+    assert not k8s_cluster.nsb_namespaces()

@@ -78,3 +78,25 @@ def test_a_switch_that_does_not_learn_is_not_applicable(results_conf):
     # docs/how-to/mac-learning.md shows this line as it is (but the path)
     shown = (ROOT / "docs" / "how-to" / "mac-learning.md").read_text()
     assert line.split(".yaml:", 1)[1] in shown
+
+
+def test_ovs_s_capacity_on_an_ssh_pod(results_conf, tmp_path):
+    """The sample on a pod over SSH: TRex's four ports on the generator server, cabled to
+    the switch server's, where OVS (its userspace datapath) switches them on br0; the
+    capacity is its table size, witnessed by its table read over SSH, and nothing of the
+    run is left on either server."""
+    from tests.functional.test_baremetal_sample import lab_pod, started_by_nsb
+
+    size = 100
+    with lab_pod(tmp_path, names=("tg", "host"), ports=("xe0", "xe1", "xe2", "xe3"),
+                 switch="br0") as (pod, nodes):
+        doc = _run(results_conf, tmp_path, {
+            "pod": str(pod), "trex_path": str(ROOT.parent / "shared" / "tools" / "trex"),
+            "mac_table_size": size, "max_addresses": 256, "find": ["capacity"]})
+        for node in nodes.values():
+            assert started_by_nsb(node, ("ovs-vswitchd", "ovsdb-server", "t-rex-64")) == []
+        assert nodes["sut"].ns("ip", "link", "show", "br0", check=False).returncode != 0
+    assert doc["plan"]["context"]["type"] in ("Node", "baremetal")
+    (result,) = doc["results"]
+    assert result["mac_learning"]["mac_capacity"] == size, result["mac_learning"]
+    _witnessed(doc, size)

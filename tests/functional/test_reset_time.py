@@ -16,6 +16,8 @@ from tests.functional.lab import leftovers, results_of, start
 from tests.functional.trex_lab import env_with_trex, requires_trex
 
 SAMPLE = ROOT / "samples" / "reset" / "tc_reset_pause.yaml"
+SAMPLEVNF = Path(os.environ.get("NSB_SAMPLEVNF_PATH") or ROOT.parent / "shared" / "tools" /
+                 "samplevnf")
 
 
 @pytest.fixture(autouse=True)
@@ -29,9 +31,12 @@ def _lab():
 @pytest.mark.parametrize("dut,vnf,pause_s,args", [
     ("testpmd", "testpmd0", 0.4, {}),
     pytest.param("ovs", "ovs0", 0.3, {}, marks=pytest.mark.slow),  # OVS-DPDK's in make test
-    ("ovs_dpdk", "ovs0", 0.3, {"link": "veth"})])
+    ("ovs_dpdk", "ovs0", 0.3, {"link": "veth"}),
+    ("vfw", "vfw0", 0.4, {"samplevnf_path": str(SAMPLEVNF)})])
 def test_a_known_pause_is_the_reset_time_by_every_method(results_conf, tmp_path, dut, vnf,
                                                          pause_s, args):
+    if dut == "vfw" and not os.access(SAMPLEVNF / "vFW", os.X_OK):
+        pytest.skip(f"no SampleVNF vFW in {SAMPLEVNF} (set NSB_SAMPLEVNF_PATH)")
     step_s = 0.05
     proc = start(results_conf, {"dut": dut, "pause_ms": pause_s * 1000, "interval_s": step_s,
                                 "trials": 2, "duration_s": 4, "rate_pps": 20000, **args},
@@ -130,6 +135,7 @@ PROX = Path(os.environ.get("NSB_PROX_PATH") or ROOT.parent / "shared" / "tools" 
 @pytest.mark.parametrize("dut,signal,args", [
     ("testpmd", "KILL", {}), ("ovs_dpdk", "TERM", {"link": "veth"}),
     ("prox", "KILL", {"prox_path": str(PROX)}),
+    ("vfw", "KILL", {"samplevnf_path": str(SAMPLEVNF), "duration_s": 18}),
     pytest.param("l3fwd", "TERM", {"l3fwd_path": str(L3FWD)}, marks=pytest.mark.slow)])
 def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_path, dut,
                                                            signal, args):
@@ -141,6 +147,8 @@ def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_pat
         pytest.skip(f"no DPDK l3fwd at {L3FWD} (set NSB_DPDK_APPS)")
     if dut == "prox" and not os.access(PROX, os.X_OK):
         pytest.skip(f"no PROX at {PROX} (set NSB_PROX_PATH)")
+    if dut == "vfw" and not os.access(SAMPLEVNF / "vFW", os.X_OK):
+        pytest.skip(f"no SampleVNF vFW in {SAMPLEVNF} (set NSB_SAMPLEVNF_PATH)")
     step_s = 0.05
     proc = start(results_conf, {"dut": dut, "restart": signal, "interval_s": step_s,
                                 "duration_s": 6, "rate_pps": 20000, **args},
@@ -165,12 +173,12 @@ def test_a_restart_is_an_outage_no_longer_than_the_restart(results_conf, tmp_pat
         assert late or outage["frame_loss_s"] <= outage["timestamp_s"] + 2 * step_s, outage
         assert outage["timestamp_s"] <= outage["event_s"] + 2 * step_s, outage
         assert outage["recovered"] != late
-        if dut != "prox":  # PROX's counters are read after each trial only
-            seen = outage["duts"][result["reset"]["event"]["vnf"]]
-            # its counters start again from zero: the timeline counts on from there
-            # (what the ended process sent after its last reading is in no reading)
-            assert sum(r[2] for r in seen["readings"]) == seen["sent"] > 0
-            assert 0 < seen["silent_s"] <= outage["event_s"] + 2 * step_s, seen
+        seen = outage["duts"][result["reset"]["event"]["vnf"]]
+        # DPDK's counters start again from zero: the timeline counts on from there
+        # (what the ended process sent after its last reading is in no reading); PROX's
+        # and vFW's are their af_packet ports' kernel counters, which go on
+        assert sum(r[2] for r in seen["readings"]) == seen["sent"] > 0
+        assert 0 < seen["silent_s"] <= outage["event_s"] + 2 * step_s, seen
     assert f"restarted (SIG{signal})" in out
     _timeline_adds_up(doc)
     assert leftovers(task_id) == []
@@ -204,7 +212,7 @@ def _dut_saw(doc: dict, vnf: str, outage_s: float | None) -> None:
         assert seen["sent"] >= trials[index]["rx_packets"], seen
         if index - 1 in kpis:  # the counters read after this trial and the one before
             moved = sum(v - kpis[index - 1].get(k, 0) for k, v in kpis[index].items()
-                        if k.endswith(("_opackets", ".tx_packets")))
+                        if k.endswith(("_opackets", ".tx_packets", "packets_fwd")))
             assert seen["sent"] == moved
         if outage_s is not None:
             ends = [r[0] for r in readings]
@@ -375,4 +383,43 @@ def test_a_known_pause_on_an_ssh_pod(results_conf, tmp_path):
         assert low <= outage["duts"]["testpmd0"]["silent_s"] <= high, outage
     _timeline_adds_up(doc)
     _dut_saw(doc, "testpmd0", None)
+    assert leftovers(task_id) == []
+
+
+def test_an_overload_on_an_ssh_pod(results_conf, tmp_path):
+    """The overload sample on a pod over SSH: TRex on the generator server, the shaped
+    bridge made on the switch server (its ports the ones cabled to TRex's); the
+    overload loses frames, none is lost once its queue drained, and the bridge and its
+    shapers are gone from the server afterwards."""
+    from tests.functional.test_baremetal_sample import lab_pod, started_by_nsb
+
+    with lab_pod(tmp_path, names=("tg", "host"), switch="br0") as (pod, nodes):
+        proc = start(results_conf, {"pod": str(pod), "trex_path": str(
+            ROOT.parent / "shared" / "tools" / "trex"), "capacity_pps": 20000,
+            "queue_ms": 50, "duration_s": 5}, task=OVERLOAD, env=env_with_trex())
+        out, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, err
+        task_id, doc = results_of(tmp_path / "results")
+        for node in nodes.values():
+            assert started_by_nsb(node, ("t-rex-64", "_t-rex-64")) == []
+        host = nodes["sut"]
+        assert host.ns("ip", "link", "show", "br0").returncode != 0
+        assert "tbf" not in host.ns("tc", "qdisc", "show").stdout
+    assert doc["plan"]["context"]["type"] in ("Node", "baremetal")
+    (result,) = doc["results"]
+    (trial,) = doc["trials"]
+    if trial["verdict"] != "pass":  # a loaded machine's loss before the overload only
+        assert "before the overload" in trial["reason"], trial["reason"]
+    else:
+        (r,) = judged(doc, result["overload"])
+        timeline = [s for s in doc["soak_intervals"]
+                    if s["trial_index"] == trial["trial_index"]]
+        step = sorted(s["end_s"] - s["start_s"] for s in timeline)[len(timeline) // 2]
+        assert r["lost_in_overload"] > 0 and r["loss_recovery_s"] <= 2 * step, r
+        # the queue (50 ms and the bucket's 12.5 ms) drains at a quarter of the capacity
+        assert r["latency_recovery_s"] == pytest.approx(4 * 0.0625, abs=2 * step), r
+    kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == "bridge0"][-1]
+    # the bridge's own counters: what left it on xe1 is what TRex received
+    assert kpis["xe1.tx_packets"] >= trial["rx_packets"] > 0, kpis
+    _timeline_adds_up(doc)
     assert leftovers(task_id) == []

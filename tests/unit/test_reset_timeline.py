@@ -87,6 +87,22 @@ def test_frames_counted_late_are_not_lost_before_the_event(readings):
     assert analyse(lossy, 2.0, 2.5, RATE).lost_before == 10
 
 
+def test_frames_in_flight_after_the_outage_are_no_loss():
+    """vFW restarted: after it, 20 to 140 frames were in flight at each reading (its
+    pipeline's queues, TRex counting late), more than before the event; it was back
+    when it lost no more, not when the frames in flight happened to be few."""
+    raw = []
+    for k in range(60):
+        start, end = k * 0.1, (k + 1) * 0.1
+        rx = 0 if 20 <= k < 25 else 1000  # nothing forwarded from 2.0 to 2.5 s
+        if k >= 25 and k < 59:
+            rx += (-120 if k % 2 else 120) if k > 25 else -120
+        raw.append(IntervalSample(k, start, end, 1000, rx, last=k == 59))
+    found = analyse(raw, 2.0, 2.5, RATE)
+    assert found.lost_packets == 5000
+    assert found.full_rate_back_s == pytest.approx(0.5)  # its last reading that lost
+
+
 def test_spread_of_trials():
     assert spread([0.5, 0.7]) == pytest.approx(
         {"mean": 0.6, "stdev": 0.1414, "min": 0.5, "max": 0.7, "trials": 2}, abs=1e-3)
@@ -190,3 +206,26 @@ def test_a_link_flap_sets_the_interface_down_then_up_and_a_foreign_one_is_refuse
                               spec=SimpleNamespace(options_where=where))
     (error,) = vnf_events.problems(None, [dut], profile)
     assert "lo9" in error and "xe0" in error
+
+
+def test_an_event_that_outlasts_the_trial_says_so_not_not_recovered():
+    """vFW takes 10 s to start here: a restart in a 6 s trial ended after the traffic.
+    That is no DUT's failure to recover but a trial too short, in one reason; a restart
+    longer than recovery_limit_s within the trial says to raise it."""
+    from nsb.traffic_profiles.reset_time import _judged
+    from nsb.trial import Trial, TrialResult
+    from nsb.vnf_events import Happened
+
+    options = {"warmup_s": 0.5, "tolerated_loss_pct": 0.1, "recovery_limit_s": 3}
+    long_trial = Trial(frame_size=64, rate_pps=RATE, duration_s=5.0)
+    result = TrialResult(trial=long_trial, tx_packets=50000, rx_packets=20000, elapsed_s=5.0)
+    verdict, why, found = _judged(result, timeline(2.0, 99, never_back=True),
+                                  Happened("restart", "vfw0", 2.0, 12.6), options)
+    assert (verdict, found) == ("fail", []), why
+    assert "past the trial's end" in why and "10.600 s" in why
+    samples, limited = timeline(2.0, 4.0, duration_s=5.0), {**options, "recovery_limit_s": 1.5}
+    _, why, _ = _judged(result, samples, Happened("restart", "vfw0", 2.0, 4.0), limited)
+    assert "not recovered" in why
+    assert "the event itself lasted 2.000 s: raise recovery_limit_s" in why
+    _, why, _ = _judged(result, samples, Happened("pause", "vfw0", 2.0, 2.2), limited)
+    assert "not recovered" in why and "raise" not in why  # the DUT's own slowness

@@ -209,3 +209,30 @@ def test_the_docs_rules_file_is_read_as_vfw_reads_it(tmp_path):
     assert flows.actions == ((1, ("drop", "count")),)
     assert flows.rules[0].command("vfw") == \
         "p vfw add 0 198.18.1.0 24 198.18.0.0 15 0 65535 5000 5999 0 0 1"
+
+
+def test_events_signal_the_program_itself_by_its_pid():
+    """pause and restart signal the SampleVNF's own process (``kill -N pid`` on its
+    node), and it runs while ``kill -0`` finds it."""
+    import signal as signals
+    from types import SimpleNamespace
+
+    from nsb.vnfs.samplevnf.vnf import Pid
+
+    ran: list[list[str]] = []
+
+    class Node:
+        alive = True
+
+        def run(self, argv, check=True, **_):
+            ran.append(argv)
+            return SimpleNamespace(returncode=0 if self.alive else 1, stdout="", stderr="")
+
+    node = Node()
+    pid = Pid(4242, node)
+    pid.signal(signals.SIGSTOP)
+    pid.signal(signals.SIGKILL)
+    assert ran == [["kill", f"-{int(signals.SIGSTOP)}", "4242"], ["kill", "-9", "4242"]]
+    assert pid.poll() is None
+    node.alive = False
+    assert pid.poll() == 0 and ran[-1] == ["kill", "-0", "4242"]

@@ -14,9 +14,10 @@ import logging
 import time
 from pathlib import Path
 
+from nsb.dut_feed import CounterFeed
 from nsb.errors import NsbError, PrerequisiteError, RunError, TaskError
 from nsb.executors.base import tail
-from nsb.nodes import platform, tool_roles
+from nsb.nodes import link_counters, platform, tool_roles
 from nsb.port_counts import PortCount
 from nsb.task import input_file, render
 from nsb.vnfs.base import Vnf
@@ -283,6 +284,14 @@ class ProxVnf(Vnf):
         names = [key.removesuffix(".rx_packets") for key in kpis if key.endswith(".rx_packets")]
         return {name: PortCount(int(kpis[f"{name}.rx_packets"]),
                                 int(kpis.get(f"{name}.tx_packets", 0))) for name in names}
+
+    def counter_feed(self) -> CounterFeed | None:
+        """On af_packet ports (kernel interfaces): their kernel counters, which PROX does
+        no work to answer. On NICs: after each trial only (its socket answers in the
+        thread that reads it; a second client is not what PROX expects)."""
+        if self.process is None or not self._af_packet():
+            return None
+        return link_counters.feed({name: name for name in self.interface_names().values()})
 
     def interface_names(self) -> dict[int, str]:
         """DPDK port number -> the node's interface name."""

@@ -5,11 +5,14 @@ command, and everything given back at terminate."""
 from __future__ import annotations
 
 import logging
+import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from nsb.dut_feed import CounterFeed
 from nsb.errors import PrerequisiteError, RunError
-from nsb.nodes import platform, tool_roles
+from nsb.executors.base import Executor
+from nsb.nodes import link_counters, platform, tool_roles
 from nsb.vnfs.base import Vnf
 from nsb.vnfs.kernel_ports import SilencedPorts
 from nsb.vnfs.samplevnf import eal, memory, options, ports
@@ -20,15 +23,25 @@ LOG = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Pid:
-    """The VNF program's own process (under ``script``), for NFVi sampling."""
+    """The VNF program's own process (under ``script``): NFVi samples it, events signal
+    it (``script`` and the pseudo-terminal stay)."""
 
     pid: int
+    executor: Executor = field(compare=False, repr=False)
+
+    def signal(self, signum: int) -> None:
+        self.executor.run(["kill", f"-{int(signum)}", str(self.pid)], check=False)
+
+    def poll(self) -> int | None:
+        """None while it runs (``kill -0``), else 0."""
+        alive = self.executor.run(["kill", "-0", str(self.pid)], check=False).returncode == 0
+        return None if alive else 0
 
 
 class SampleVnf(Vnf):
     """A SampleVNF binary on its node's ports (subclasses: which binary, how)."""
 
-    EVENTS = ("pause", "command", "link_flap")  # nsb.vnf_events
+    EVENTS = ("pause", "command", "restart", "link_flap")  # nsb.vnf_events
 
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = options.COMMON
@@ -166,8 +179,27 @@ class SampleVnf(Vnf):
         for line in listed.splitlines():
             pid, _, args = line.strip().partition(" ")
             if args.strip() == wanted and pid.isdigit():
-                return Pid(int(pid))
+                return Pid(int(pid), self.executor)
         return None
+
+    def counter_feed(self) -> CounterFeed | None:
+        """Its af_packet ports' kernel counters (what arrived at them, what it sent on
+        them), which the program does no work to answer; NIC ports: its stats command
+        after each trial only (the CLI shares the pipelines' cores)."""
+        kernel = [p.name for p in self.layout.ports if not p.iface.is_dpdk_port]
+        if self.console is None or not kernel:
+            return None
+        return link_counters.feed({name: name for name in kernel})
+
+    def pause(self, seconds: float) -> None:
+        """The program stopped and continued; ``script`` stops itself when its child
+        stops (and continues it when continued), so it is continued too, or the CLI
+        would answer no more."""
+        try:
+            super().pause(seconds)
+        finally:
+            if self.console is not None and self.console.process is not None:
+                self.console.process.signal(signal.SIGCONT)
 
     def processes(self) -> list:
         return [self._pid] if self._pid and self.console else super().processes()
