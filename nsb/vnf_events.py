@@ -21,8 +21,9 @@ EVENTS = {
                "lasts until it is ready again",
     "link_flap": "one of the VNF's node's interfaces (interface; default its first) set "
                  "down for down_ms, then up again: a cable pulled and put back",
-    "rule_churn": "nftables: rules installed first (rules_installed, before the traffic), "
-                  "then changes_per_s of them added and removed for churn_s seconds; none "
+    "rule_churn": "nftables (an ACL set's entries) and Open vSwitch (OpenFlow flows): rules "
+                  "installed first (rules_installed, before the traffic), then "
+                  "changes_per_s of them added and removed for churn_s seconds; none "
                   "matches the traffic",
 }
 

@@ -423,3 +423,28 @@ def test_an_overload_on_an_ssh_pod(results_conf, tmp_path):
     assert kpis["xe1.tx_packets"] >= trial["rx_packets"] > 0, kpis
     _timeline_adds_up(doc)
     assert leftovers(task_id) == []
+
+
+OVS_RECONFIG = ROOT / "samples" / "reset" / "tc_ovs_reconfig.yaml"
+
+
+def test_openflow_flows_churned_under_load_are_counted_by_the_switch(results_conf, tmp_path):
+    """200 flow changes (100 a second for 2 s) over 500 installed flows on OVS: the bridge
+    holds the 500 again after the churn (every flow added was removed), the blocked time
+    is the frames lost over the rate, and OVS's own port counters agree with TRex's."""
+    proc = start(results_conf, {"rules_installed": 500, "changes_per_s": 100, "churn_s": 2,
+                                "duration_s": 5}, task=OVS_RECONFIG, env=env_with_trex())
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    task_id, doc = results_of(tmp_path / "results")
+    (result,) = doc["results"]
+    kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"][-1]
+    assert (kpis["acl_entries"], kpis["acl_changes"]) == (500, 200)
+    (trial,) = judged(doc, result["reset"])
+    assert trial["event_s"] >= 2.0  # the churn ran its course
+    assert result["reset"]["blocked_time_s"] == pytest.approx(
+        trial["lost_packets"] / trial["offered_pps"])
+    assert "rule changes/s" in out
+    _timeline_adds_up(doc)
+    _dut_saw(doc, "ovs0", None)
+    assert leftovers(task_id) == []

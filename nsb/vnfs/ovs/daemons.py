@@ -75,10 +75,10 @@ class OvsDaemons:
         return self.executor.run([*self._env(), "ovs-vsctl", f"--db=unix:{self.work_dir}/db.sock",
                                   "--timeout=60", *args], timeout=75).stdout
 
-    def ofctl(self, bridge: str, *args: str) -> str:
+    def ofctl(self, bridge: str, *args: str, input: str | None = None) -> str:  # noqa: A002
         return self.executor.run(["ovs-ofctl", "-O", "OpenFlow13", *args[:1],
                                   f"unix:{self.work_dir}/{bridge}.mgmt", *args[1:]],
-                                 timeout=20).stdout
+                                 timeout=20, input=input).stdout
 
     def appctl(self, *args: str) -> str:
         return self.executor.run(["ovs-appctl", "-t", f"{self.work_dir}/ovs-vswitchd.ctl", *args],

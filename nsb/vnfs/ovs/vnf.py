@@ -27,16 +27,17 @@ from nsb.vnfs.ovs import daemons as ovs_daemons
 from nsb.vnfs.ovs import fdb as ovs_fdb
 from nsb.vnfs.ovs import stats as ovs_stats
 from nsb.vnfs.ovs import vxlan as ovs_vxlan
+from nsb.vnfs.ovs.flow_churn import FlowChurn
 
 LOG = logging.getLogger(__name__)
 
 DEFAULT_SOCKET_MEM = "256"  # MB per NUMA node
 
 
-class OvsVnf(Vnf):
+class OvsVnf(FlowChurn, Vnf):
     """Open vSwitch bridge (userspace datapath by default) switching the links via it."""
 
-    EVENTS = ("pause", "command", "restart", "link_flap")  # pause: its ovsdb-server and vswitchd
+    EVENTS = ("pause", "command", "restart", "link_flap", "rule_churn")  # rule_churn: flow_churn
 
     ADDS_HUGEPAGES = True
     OPTIONS_SCHEMA = {
@@ -139,8 +140,8 @@ class OvsVnf(Vnf):
     def vsctl(self, *args: str) -> str:
         return self.daemons.vsctl(*args)
 
-    def ofctl(self, *args: str) -> str:
-        return self.daemons.ofctl(self.bridge, *args)
+    def ofctl(self, *args: str, input: str | None = None) -> str:  # noqa: A002
+        return self.daemons.ofctl(self.bridge, *args, input=input)
 
     def appctl(self, *args: str) -> str:
         return self.daemons.appctl(*args)
@@ -314,12 +315,12 @@ class OvsVnf(Vnf):
                                                     "other_config").strip())
 
     def collect_kpi(self) -> dict[str, float]:
-        """PMD statistics (summed over threads), the datapath flow count and the
-        bridge's port counters (``port<k>_ipackets``... in the order of its ports)."""
+        """PMD statistics (summed over threads), the datapath flow count, the bridge's
+        port counters (``port<k>_ipackets``... in the order of its ports), a churn's."""
         if not self.daemons:
             return {}
         bridges = [self.bridge] + ([self.overlay.phy_bridge] if self.overlay else [])
-        return {**self.daemons.pmd_kpis(),
+        return {**self.daemons.pmd_kpis(), **self.churn_kpis(),
                 **self.daemons.port_kpis(bridges, self._kpi_ports())}
 
     OPENFLOW_READING_S = 0.2  # OVS-DPDK's OpenFlow statistics at most this often
