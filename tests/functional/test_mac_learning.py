@@ -80,6 +80,7 @@ def test_a_switch_that_does_not_learn_is_not_applicable(results_conf):
     assert line.split(".yaml:", 1)[1] in shown
 
 
+@pytest.mark.slow  # 40 s: the lab's capacity test above is in make test
 def test_ovs_s_capacity_on_an_ssh_pod(results_conf, tmp_path):
     """The sample on a pod over SSH: TRex's four ports on the generator server, cabled to
     the switch server's, where OVS (its userspace datapath) switches them on br0; the

@@ -32,7 +32,9 @@ def _lab():
     ("testpmd", "testpmd0", 0.4, {}),
     pytest.param("ovs", "ovs0", 0.3, {}, marks=pytest.mark.slow),  # OVS-DPDK's in make test
     ("ovs_dpdk", "ovs0", 0.3, {"link": "veth"}),
-    ("vfw", "vfw0", 0.4, {"samplevnf_path": str(SAMPLEVNF)})])
+    # vFW's restart is in make test; its pause (the CLI kept answering) is slow
+    pytest.param("vfw", "vfw0", 0.4, {"samplevnf_path": str(SAMPLEVNF)},
+                 marks=pytest.mark.slow)])
 def test_a_known_pause_is_the_reset_time_by_every_method(results_conf, tmp_path, dut, vnf,
                                                          pause_s, args):
     if dut == "vfw" and not os.access(SAMPLEVNF / "vFW", os.X_OK):
