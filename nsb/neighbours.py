@@ -77,7 +77,8 @@ class Neighbour:
                                     f"nsb-{self.task_id}"], check=False).stdout
         found = dict(line.split(" ", 1) for line in listed.splitlines() if " " in line.strip())
         workers = len(found) - 1 if found else 0
-        return {"node": self.node, "runs_in": str(getattr(self.executor, "name", "")),
+        where = getattr(self.executor, "where", None) or getattr(self.executor, "name", "")
+        return {"node": self.node, "runs_in": str(where),
                 "stressor": self.spec.get("stressor", "cpu"),
                 "cpus": self.spec["cpus"], "load_pct": self.spec.get("load_pct", 100)
                 if self.spec.get("stressor", "cpu") == "cpu" else None,

@@ -18,8 +18,6 @@ from tests.functional.sshd_node import sshd_node
 
 MACS = {("tg", "xe0"): "02:aa:00:00:00:01", ("tg", "xe1"): "02:aa:00:00:00:02",
         ("sut", "xe0"): "02:bb:00:00:00:01", ("sut", "xe1"): "02:bb:00:00:00:02"}
-IPS = {("tg", "xe0"): "10.77.1.1", ("sut", "xe0"): "10.77.1.2",
-       ("tg", "xe1"): "10.77.2.1", ("sut", "xe1"): "10.77.2.2"}
 
 
 @pytest.fixture(autouse=True)
@@ -28,11 +26,13 @@ def _root():
 
 
 @contextlib.contextmanager
-def lab_pod(tmp_path, names=("tg", "sut"), ports=("xe0", "xe1"), switch: str = ""):
+def lab_pod(tmp_path, names=("tg", "sut"), ports=("xe0", "xe1"), switch: str = "",
+            sut_host: int = 2):
     """Two sshd nodes, xe0<->xe0 and xe1<->xe1 (each of ``ports``) between them, and the
     pod describing them.
 
-    ``names`` are the pod's node names for the generator and the SUT. With ``switch``
+    ``names`` are the pod's node names for the generator and the SUT, ``sut_host`` the
+    host part of the SUT's addresses (10.77.<port + 1>.<sut_host>). With ``switch``
     (a bridge's name) the SUT is a switch server offering that bridge: its interfaces
     say which generator port each is cabled to (``peer``), and have no addresses.
     """
@@ -47,7 +47,7 @@ def lab_pod(tmp_path, names=("tg", "sut"), ports=("xe0", "xe1"), switch: str = "
                 subprocess.run(["ip", "link", "set", veth, "netns", node.netns], check=True)
                 for argv in (["link", "set", veth, "name", port],
                              ["link", "set", port, "address", _mac(name, port)],
-                             ["addr", "add", f"{_ip(name, port)}/24", "dev", port],
+                             ["addr", "add", f"{_ip(name, port, sut_host)}/24", "dev", port],
                              ["link", "set", port, "up"]):
                     if not (switch and name == "sut" and argv[0] == "addr"):
                         subprocess.run(["ip", "-n", node.netns, *argv], check=True)
@@ -56,7 +56,7 @@ def lab_pod(tmp_path, names=("tg", "sut"), ports=("xe0", "xe1"), switch: str = "
             if switch and name == "sut":
                 return {"local_mac": _mac(name, port), "driver": "veth",
                         "peer": f"{names[0]}:{port}"}
-            return {"local_mac": _mac(name, port), "local_ip": _ip(name, port),
+            return {"local_mac": _mac(name, port), "local_ip": _ip(name, port, sut_host),
                     "netmask": "255.255.255.0", "driver": "veth", "dpdk_port_num": number}
 
         pod = {"nodes": [{
@@ -77,8 +77,9 @@ def _mac(name: str, port: str) -> str:
         f"02:{'aa' if name == 'tg' else 'bb'}:00:00:00:{int(port[2:]) + 1:02x}"
 
 
-def _ip(name: str, port: str) -> str:
-    return IPS.get((name, port)) or f"10.77.{int(port[2:]) + 1}.{1 if name == 'tg' else 2}"
+def _ip(name: str, port: str, sut_host: int = 2) -> str:
+    host = 1 if name == "tg" else sut_host
+    return f"10.77.{int(port[2:]) + 1}.{host}"
 
 
 def started_by_nsb(node, names=("testpmd", "trafgen", "latency_probe")) -> list[str]:

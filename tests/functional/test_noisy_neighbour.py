@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 import subprocess
+import time
 
 import pytest
 
@@ -94,3 +95,61 @@ def test_ndr_searches_with_and_without_the_neighbour(results_conf, tmp_path):
         found["with" if "with the" in name else "without"].append(best["rx_rate_pps"])
     for key in found:
         assert n[key]["receive_rates_pps"] == pytest.approx(found[key])
+
+
+def _neighbour_namespaces(proc, seen: dict) -> None:
+    """Until ``proc`` ends: the network namespace (``ip netns identify``) of every
+    stress-ng process of an nsb neighbour on this machine, and the CPUs it may run on."""
+    from pathlib import Path
+
+    while proc.poll() is None:
+        for entry in Path("/proc").iterdir():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                if not (cmdline.startswith("stress-ng") and "-neighbour.log" in cmdline):
+                    continue
+                allowed = next(line.split()[1] for line in (entry / "status").read_text()
+                               .splitlines() if line.startswith("Cpus_allowed_list"))
+            except (OSError, StopIteration, ValueError):
+                continue
+            netns = subprocess.run(["ip", "netns", "identify", entry.name],
+                                   capture_output=True, text=True).stdout.strip()
+            seen[entry.name] = (netns, allowed)
+        time.sleep(0.1)
+
+
+@pytest.mark.slow  # 50 s: the lab's neighbour test is in make test
+def test_a_neighbour_on_an_ssh_pod_runs_on_the_dut_s_server(results_conf, tmp_path):
+    """The sample on a pod over SSH: testpmd and the neighbour on vnf_0, TRex on tg_0.
+    The host's own /proc sees the neighbour's processes in vnf_0's namespace (where its
+    sshd runs) on the CPU asked; the answer is the trials'; nothing is left there."""
+    import threading
+
+    from tests.functional.test_baremetal_sample import lab_pod, started_by_nsb
+
+    with lab_pod(tmp_path, names=("tg_0", "vnf_0")) as (pod, nodes):
+        proc = start(results_conf, {"pod": str(pod), "trex_path": str(
+            ROOT.parent / "shared" / "tools" / "trex"), "trials": 2, "cpus": "1"},
+            task=SAMPLE, env=env_with_trex())
+        seen: dict = {}
+        watcher = threading.Thread(target=_neighbour_namespaces, args=(proc, seen),
+                                   daemon=True)
+        watcher.start()
+        out, err = proc.communicate(timeout=900)
+        watcher.join(5)
+        assert proc.returncode == 0, err
+        task_id, doc = results_of(tmp_path / "results")
+        for node in nodes.values():
+            assert started_by_nsb(node, ("testpmd", "stress-ng", "t-rex-64")) == []
+        sut_netns = nodes["sut"].netns
+    (result,) = doc["results"]
+    ran = result["neighbour"]["ran"]
+    assert ran["node"] == "vnf_0" and ran["runs_in"].startswith("node vnf_0 (root@"), ran
+    assert ran["workers"] == 1 and ran["cpus_allowed"] == ["1"], ran
+    assert seen and all(found == (sut_netns, "1") for found in seen.values()), seen
+    trials = doc["trials"]
+    assert [("with the" in t["reason"]) for t in trials] == [False, True, False, True]
+    assert result["neighbour"]["with"]["receive_rates_pps"] == pytest.approx(
+        [t["rx_rate_pps"] for t in trials[1::2]])
+    assert "cpu x1 on CPU 1 of vnf_0" in out
+    assert leftovers(task_id) == []

@@ -450,3 +450,30 @@ def test_openflow_flows_churned_under_load_are_counted_by_the_switch(results_con
     _timeline_adds_up(doc)
     _dut_saw(doc, "ovs0", None)
     assert leftovers(task_id) == []
+
+
+@pytest.mark.slow  # 25 s: the lab's rule change and the SSH pod's pause are in make test
+def test_a_rule_change_that_drops_for_a_known_time_on_an_ssh_pod(results_conf, tmp_path):
+    """The reconfiguration sample on a pod over SSH: nftables on vnf_0 (its addresses out
+    of TRex's flows), TRex on tg_0, the rule change sent over SSH: the table that drops
+    everything existed 300 ms, and the blocked time is that within two readings, by the
+    frame-loss method and by the kernel's own counters; the node keeps nothing of nsb."""
+    from tests.functional.test_baremetal_sample import lab_pod, started_by_nsb
+
+    with lab_pod(tmp_path, names=("tg_0", "vnf_0"), sut_host=254) as (pod, nodes):
+        proc = start(results_conf, {"pod": str(pod), "trex_path": str(
+            ROOT.parent / "shared" / "tools" / "trex"), "block_ms": 300, "duration_s": 4},
+            task=RECONFIG, env=env_with_trex())
+        _, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, err
+        task_id, doc = results_of(tmp_path / "results")
+        for node in nodes.values():
+            assert started_by_nsb(node, ("t-rex-64", "_t-rex-64", "python3")) == []
+        assert "nsb" not in nodes["sut"].ns("nft", "list", "tables").stdout
+    (result,) = doc["results"]
+    (trial,) = judged(doc, result["reset"])
+    step = trial["interval_s"]
+    assert trial["frame_loss_s"] == pytest.approx(0.3, abs=2 * step), trial
+    assert trial["duts"]["fw0"]["silent_s"] == pytest.approx(0.3, abs=2 * step), trial
+    _timeline_adds_up(doc)
+    assert leftovers(task_id) == []
