@@ -282,17 +282,23 @@ def test_a_rule_change_that_drops_for_a_known_time_is_its_blocked_time(results_c
     assert leftovers(task_id) == []
 
 
-def test_rules_churned_under_load_are_counted_by_the_dut(results_conf, tmp_path):
-    """200 ACL changes (100 a second for 2 s) over 500 installed rules: the set holds the
-    500 again after the churn (every entry added was removed), and the answer is the
-    blocked time, whatever it is on this machine."""
+OVS_RECONFIG = ROOT / "samples" / "reset" / "tc_ovs_reconfig.yaml"
+
+
+@pytest.mark.parametrize("task,vnf", [(RECONFIG, "fw0"), (OVS_RECONFIG, "ovs0")],
+                         ids=["nftables", "openflow"])
+def test_rules_churned_under_load_are_counted_by_the_dut(results_conf, tmp_path, task, vnf):
+    """200 rule changes (100 a second for 2 s) over 500 installed rules (nftables' ACL
+    set, OVS's OpenFlow flows): the DUT holds the 500 again after the churn (every rule
+    added was removed), the answer is the blocked time, whatever it is on this machine
+    (the frames lost over the rate), and the DUT's own port counters agree with TRex's."""
     proc = start(results_conf, {"rules_installed": 500, "changes_per_s": 100, "churn_s": 2,
-                                "duration_s": 5}, task=RECONFIG, env=env_with_trex())
+                                "duration_s": 5}, task=task, env=env_with_trex())
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
     task_id, doc = results_of(tmp_path / "results")
     (result,) = doc["results"]
-    kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == "fw0"][-1]
+    kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == vnf][-1]
     assert (kpis["acl_entries"], kpis["acl_changes"]) == (500, 200)
     (trial,) = judged(doc, result["reset"])
     assert trial["event_s"] >= 2.0  # the churn ran its course
@@ -300,6 +306,7 @@ def test_rules_churned_under_load_are_counted_by_the_dut(results_conf, tmp_path)
         trial["lost_packets"] / trial["offered_pps"])
     assert "rule changes/s" in out
     _timeline_adds_up(doc)
+    _dut_saw(doc, vnf, None)
     assert leftovers(task_id) == []
 
 
@@ -426,54 +433,3 @@ def test_an_overload_on_an_ssh_pod(results_conf, tmp_path):
     _timeline_adds_up(doc)
     assert leftovers(task_id) == []
 
-
-OVS_RECONFIG = ROOT / "samples" / "reset" / "tc_ovs_reconfig.yaml"
-
-
-def test_openflow_flows_churned_under_load_are_counted_by_the_switch(results_conf, tmp_path):
-    """200 flow changes (100 a second for 2 s) over 500 installed flows on OVS: the bridge
-    holds the 500 again after the churn (every flow added was removed), the blocked time
-    is the frames lost over the rate, and OVS's own port counters agree with TRex's."""
-    proc = start(results_conf, {"rules_installed": 500, "changes_per_s": 100, "churn_s": 2,
-                                "duration_s": 5}, task=OVS_RECONFIG, env=env_with_trex())
-    out, err = proc.communicate(timeout=900)
-    assert proc.returncode == 0, err
-    task_id, doc = results_of(tmp_path / "results")
-    (result,) = doc["results"]
-    kpis = [k["kpis"] for k in doc["kpis"] if k["source"] == "ovs0"][-1]
-    assert (kpis["acl_entries"], kpis["acl_changes"]) == (500, 200)
-    (trial,) = judged(doc, result["reset"])
-    assert trial["event_s"] >= 2.0  # the churn ran its course
-    assert result["reset"]["blocked_time_s"] == pytest.approx(
-        trial["lost_packets"] / trial["offered_pps"])
-    assert "rule changes/s" in out
-    _timeline_adds_up(doc)
-    _dut_saw(doc, "ovs0", None)
-    assert leftovers(task_id) == []
-
-
-@pytest.mark.slow  # 25 s: the lab's rule change and the SSH pod's pause are in make test
-def test_a_rule_change_that_drops_for_a_known_time_on_an_ssh_pod(results_conf, tmp_path):
-    """The reconfiguration sample on a pod over SSH: nftables on vnf_0 (its addresses out
-    of TRex's flows), TRex on tg_0, the rule change sent over SSH: the table that drops
-    everything existed 300 ms, and the blocked time is that within two readings, by the
-    frame-loss method and by the kernel's own counters; the node keeps nothing of nsb."""
-    from tests.functional.test_baremetal_sample import lab_pod, started_by_nsb
-
-    with lab_pod(tmp_path, names=("tg_0", "vnf_0"), sut_host=254) as (pod, nodes):
-        proc = start(results_conf, {"pod": str(pod), "trex_path": str(
-            ROOT.parent / "shared" / "tools" / "trex"), "block_ms": 300, "duration_s": 4},
-            task=RECONFIG, env=env_with_trex())
-        _, err = proc.communicate(timeout=900)
-        assert proc.returncode == 0, err
-        task_id, doc = results_of(tmp_path / "results")
-        for node in nodes.values():
-            assert started_by_nsb(node, ("t-rex-64", "_t-rex-64", "python3")) == []
-        assert "nsb" not in nodes["sut"].ns("nft", "list", "tables").stdout
-    (result,) = doc["results"]
-    (trial,) = judged(doc, result["reset"])
-    step = trial["interval_s"]
-    assert trial["frame_loss_s"] == pytest.approx(0.3, abs=2 * step), trial
-    assert trial["duts"]["fw0"]["silent_s"] == pytest.approx(0.3, abs=2 * step), trial
-    _timeline_adds_up(doc)
-    assert leftovers(task_id) == []

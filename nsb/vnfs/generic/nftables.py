@@ -24,6 +24,7 @@ from nsb.vnfs.generic.nftables_rules import RulePlan, RulesetError
 from nsb.vnfs.generic.nftables_state import NftablesNode
 from nsb.vnfs.generic.router import RouterVnf
 from nsb.vnfs.generic.router_state import kernel_names
+from nsb.vnfs.rule_churn import RuleChurn
 
 LOG = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ _SECONDS = {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}
 _ROUTER = RouterVnf.OPTIONS_SCHEMA["properties"]
 
 
-class NftablesVnf(RouterVnf):
+class NftablesVnf(RuleChurn, RouterVnf):
     """Linux forwarding with nftables and conntrack: NAT, stateful firewall or own rules.
 
     The router's forwarding, plus nsb's table for the mode and the connection limits,
@@ -200,26 +201,18 @@ class NftablesVnf(RouterVnf):
             kpis.update(conntrack.counter_kpis(listed, self.table, self.user_tables))
         except ValueError as exc:
             raise RunError(f"{self.name}: {exc}") from None
-        if self._churn_ready:  # a rule churn's: the ACL's entries now, the changes made
-            kpis["acl_entries"] = float(nftables_churn.entries(self.executor, self.table))
-            kpis["acl_changes"] = float(self._churn_changes)
+        kpis.update(self.churn_kpis())  # a rule churn's: the ACL's entries, the changes
         return kpis
 
-    _churn_ready = False
-    _churn_changes = 0
+    def install_rules(self, installed: int) -> None:
+        nftables_churn.install(self.executor, self.table, installed)
 
-    def prepare_event(self, event: dict) -> None:
-        if event["type"] == "rule_churn" and not self._churn_ready:
-            nftables_churn.install(self.executor, self.table, event.get("rules_installed", 1000))
-            self._churn_ready = True
+    def churn_rules(self, installed: int, changes_per_s: float, churn_s: float) -> int:
+        return nftables_churn.churn(self.executor, self.table, installed, changes_per_s,
+                                    churn_s)
 
-    def perform_event(self, event: dict) -> None:
-        if event["type"] != "rule_churn":
-            super().perform_event(event)
-            return
-        self._churn_changes += nftables_churn.churn(
-            self.executor, self.table, event.get("rules_installed", 1000),
-            float(event.get("changes_per_s", 100)), float(event.get("churn_s", 2)))
+    def rules_now(self) -> int:
+        return nftables_churn.entries(self.executor, self.table)
 
     def reset_state(self) -> None:
         """Empty the conntrack table of the node's network namespace (``conntrack -F``):

@@ -13,6 +13,8 @@ import ipaddress
 import math
 import time
 
+from nsb.vnfs.rule_churn import RuleChurn
+
 COOKIE = "0x6e736263"  # "nsbc": the churn's flows, told apart from the forwarding ones
 TICK_S = 0.1  # one ovs-ofctl a tick: a process per change would cost more than the change
 FIRST = int(ipaddress.IPv4Address("240.0.0.1"))
@@ -61,28 +63,14 @@ def flows(ofctl) -> int:
     return sum(1 for line in listed.splitlines() if f"cookie={COOKIE}" in line)
 
 
-class FlowChurn:
-    """The ``rule_churn`` event of a switch whose flows its ``ofctl`` adds (OvsVnf);
-    its KPIs after a churn: the churn's flows on the bridge and the changes made."""
+class FlowChurn(RuleChurn):
+    """The ``rule_churn`` event of a switch whose flows its ``ofctl`` adds (OvsVnf)."""
 
-    _churn_ready = False
-    _churn_changes = 0
+    def install_rules(self, installed: int) -> None:
+        install(self.ofctl, installed)
 
-    def prepare_event(self, event: dict) -> None:
-        if event["type"] == "rule_churn" and not self._churn_ready:
-            install(self.ofctl, event.get("rules_installed", 1000))
-            self._churn_ready = True
+    def churn_rules(self, installed: int, changes_per_s: float, churn_s: float) -> int:
+        return churn(self.ofctl, installed, changes_per_s, churn_s)
 
-    def perform_event(self, event: dict) -> None:
-        if event["type"] != "rule_churn":
-            super().perform_event(event)
-            return
-        self._churn_changes += churn(self.ofctl, event.get("rules_installed", 1000),
-                                     float(event.get("changes_per_s", 100)),
-                                     float(event.get("churn_s", 2)))
-
-    def churn_kpis(self) -> dict[str, float]:
-        if not self._churn_ready:
-            return {}
-        return {"acl_entries": float(flows(self.ofctl)),
-                "acl_changes": float(self._churn_changes)}
+    def rules_now(self) -> int:
+        return flows(self.ofctl)
